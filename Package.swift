@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+// Sluice: a userspace tunnel. TUN -> lwIP -> encrypted multiplexed carrier -> relay.
+// The module list is the architecture; see README.md ("How it fits together").
+import PackageDescription
+
+
+let package = Package(
+    name: "Sluice",
+    products: [
+        .executable(name: "sluice", targets: ["sluice"]),
+    ],
+    targets: [
+        // System libraries, found through pkg-config (Debian: liblwip-dev, libsodium-dev).
+        .systemLibrary(name: "CLwIP", pkgConfig: "lwip", providers: [.apt(["liblwip-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // The few C helpers for macros, struct fields and headers Swift cannot reach.
+        .target(name: "CSluiceShims", dependencies: ["CLwIP"]),
+
+        .target(name: "SluiceLog"),
+        .target(name: "SluiceWire"),
+        .target(name: "SluiceCrypto", dependencies: ["CSodium"]),
+        .target(name: "SluiceMux", dependencies: ["SluiceWire"]),
+        .target(name: "SluiceLoop", dependencies: ["CSluiceShims", "SluiceLog"]),
+        .target(name: "SluiceHost", dependencies: ["CSluiceShims", "SluiceLog"]),
+        .target(name: "SluiceConfig", dependencies: ["SluiceCrypto", "SluiceWire"]),
+        .target(name: "SluiceStack", dependencies: ["CLwIP", "CSluiceShims", "SluiceWire", "SluiceLoop", "SluiceLog"]),
+        .target(name: "SluiceClient", dependencies: ["SluiceStack", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceHost", "SluiceConfig", "SluiceLog"]),
+        .target(name: "SluiceRelay", dependencies: ["SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceConfig", "SluiceLog"]),
+        .executableTarget(name: "sluice", dependencies: ["SluiceClient", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceLog"]),
+
+        .executableTarget(name: "MicroBench", dependencies: ["SluiceWire", "SluiceCrypto", "SluiceMux"], path: "Benchmarks/MicroBench"),
+
+        .testTarget(name: "SluiceWireTests", dependencies: ["SluiceWire"]),
+        .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceCrypto"]),
+        .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost"]),
+        .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig"]),
+        .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceLoop"]),
+    ]
+)

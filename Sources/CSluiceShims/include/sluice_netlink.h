@@ -1,0 +1,2 @@
+// rtnetlink message layout macros (NLMSG_*, RTA_*) that Swift cannot import.
+#pragma once

@@ -1,0 +1,2 @@
+import XCTest
+final class PlaceholderTests_SluiceMuxTests: XCTestCase { func testNothing() {} }
