@@ -7,7 +7,7 @@ final class TempDirectory {
     let path: String
 
     init(_ test: XCTestCase) throws {
-        var template = Array((NSTemporaryDirectory() + "/sluice-config-XXXXXX").utf8CString)
+        var template = Array((URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("sluice-config-XXXXXX").path).utf8CString)
         guard let made = mkdtemp(&template) else { throw XCTSkip("mkdtemp failed") }
         path = String(cString: made)
         let path = self.path
@@ -58,4 +58,42 @@ func assertConfigError<T>(_ body: () throws(ConfigError) -> T, contains fragment
         XCTAssertTrue(message.hasSuffix(".") || message.hasSuffix("?"), "not a sentence: \(message)", file: file, line: line)
         return error
     }
+}
+
+/// Key files for the fixed test keys, mode 0600, in `dir`.
+struct KeyFiles {
+    let client: String
+    let relay: String
+    let psk: String
+
+    init(in dir: TempDirectory) throws {
+        client = try dir.write("client.key", TestKeys.text(TestKeys.client) + "\n")
+        relay = try dir.write("relay.key", TestKeys.text(TestKeys.relay) + "\n")
+        psk = try dir.write("psk.key", TestKeys.text(TestKeys.psk) + "\n")
+    }
+}
+
+/// Parses and expects `sluice relay`.
+func parseRelay(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> RelayConfig {
+    let command = try CommandLineParser.parse(arguments: ["relay"] + arguments)
+    guard case .relay(let config) = command else {
+        XCTFail("expected relay, got \(command)", file: file, line: line)
+        throw XCTSkip("not a relay command")
+    }
+    return config
+}
+
+/// Parses and expects `sluice up`.
+func parseUp(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> ClientConfig {
+    let command = try CommandLineParser.parse(arguments: ["up"] + arguments)
+    guard case .up(let config) = command else {
+        XCTFail("expected up, got \(command)", file: file, line: line)
+        throw XCTSkip("not an up command")
+    }
+    return config
+}
+
+/// `body` wrapped for `assertConfigError`: `parse(arguments:)` discarding the result.
+func parsing(_ arguments: [String]) -> () throws(ConfigError) -> Command {
+    { () throws(ConfigError) in try CommandLineParser.parse(arguments: arguments) }
 }
