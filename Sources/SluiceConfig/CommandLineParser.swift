@@ -34,7 +34,13 @@ public enum CommandLineParser {
             return .help(Usage.text(for: command))
         }
         let flags = try ArgumentParser(command: command).parse(rest)
-        return try command.build(Settings(command: command, flags: flags))
+        var file: [String: Settings.Entry] = [:]
+        if let path = flags[FlagSpec.config.name]?.last {
+            file = try ConfigFile.load(path: path, command: command)
+        }
+        var flagValues = flags
+        flagValues[FlagSpec.config.name] = nil
+        return try command.build(Settings(command: command, file: file, flags: flagValues))
     }
 
     /// The usage text of a command (`nil` for `sluice` itself), for the CLI to print after an error.
