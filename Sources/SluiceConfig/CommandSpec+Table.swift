@@ -26,7 +26,7 @@ extension CommandSpec {
             FlagSpec("max-streams", "N", kind: .integer, presence: .optional(default: String(RelayConfig.defaultMaxStreams)),
                      help: "streams one client may have open at once, \(RelayConfig.maxStreamsRange.lowerBound)..\(RelayConfig.maxStreamsRange.upperBound)"),
             FlagSpec("handshake-timeout", "SECONDS", kind: .seconds,
-                     presence: .optional(default: RelayConfig.defaultHandshakeTimeoutSeconds.formatted),
+                     presence: .optional(default: RelayConfig.defaultHandshakeTimeoutSeconds.secondsText),
                      help: "time a new carrier has to complete its handshake"),
             .logLevel,
             .config,
@@ -74,7 +74,7 @@ extension CommandSpec {
 
 extension Double {
     /// "5" for 5.0, "2.5" for 2.5: seconds as a person writes them.
-    var formatted: String {
+    var secondsText: String {
         self == rounded() && abs(self) < 1e15 ? String(Int64(self)) : String(self)
     }
 }

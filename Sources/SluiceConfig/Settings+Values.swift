@@ -49,7 +49,7 @@ extension Settings {
                 throw .invalidValue(raw.origin, value: raw.text, expected: "a number of seconds such as 5 or 2.5")
             }
             guard range.contains(parsed) else {
-                throw .outOfRange(raw.origin, value: raw.text, allowed: "\(range.lowerBound.formatted) to \(range.upperBound.formatted) seconds")
+                throw .outOfRange(raw.origin, value: raw.text, allowed: "\(range.lowerBound.secondsText) to \(range.upperBound.secondsText) seconds")
             }
             seconds = parsed
         } else {

@@ -145,7 +145,7 @@ final class ConfigFileTests: XCTestCase {
             (#", "privateKey": {"file": "x"}"#, ["key \"privateKey\" must be a string, got an object"]),
         ]
         for (extra, fragments) in cases {
-            // The file's own key wins over the base JSON's when repeated; JSONSerialization keeps the last.
+            // `extra` repeats some of the base keys; JSONSerialization keeps the last occurrence.
             let path = try dir.write("etc/client.json", clientJSON(extra))
             let error = assertConfigError(parsing(["up", "--config", path]), contains: [path + ": "] + fragments)
             guard case .wrongType = error else { return XCTFail("\(extra): \(String(describing: error))") }
