@@ -89,7 +89,7 @@ final class IPv4PacketTests: XCTestCase {
         let bytes = Fixture.ipv4TCPSyn
         for length in 0..<bytes.count {
             bytes.withUnsafeBytes { buffer in
-                assertThrowsAny("at length \(length)") { () throws(WireError) in
+                assertThrowsAny("at length \(length)") {
                     try IPv4Packet(validating: UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
                 }
             }
@@ -110,7 +110,7 @@ final class IPv4PacketTests: XCTestCase {
             var bytes = Fixture.ipv4TCPSyn
             bytes[index] = value
             bytes.withUnsafeBytes { buffer in
-                assertThrows(expected) { () throws(WireError) in try IPv4Packet(validating: buffer) }
+                assertThrows(expected) { try IPv4Packet(validating: buffer) }
             }
             _ = name
         }
@@ -120,7 +120,7 @@ final class IPv4PacketTests: XCTestCase {
         bytes.withUnsafeBytes { buffer in XCTAssertEqual(try? IPv4Packet(validating: buffer).payloadRange, 60..<60) }
         // IHL 15 in a buffer cut to 40 bytes: the header's options run past the end.
         bytes.withUnsafeBytes { buffer in
-            assertThrows(.truncated(.ipv4)) { () throws(WireError) in
+            assertThrows(.truncated(.ipv4)) {
                 try IPv4Packet(validating: UnsafeRawBufferPointer(rebasing: buffer[0..<40]))
             }
         }
@@ -129,7 +129,7 @@ final class IPv4PacketTests: XCTestCase {
         bytes[2] = 0xFF
         bytes[3] = 0xFF
         bytes.withUnsafeBytes { buffer in
-            assertThrows(.badTotalLength(.ipv4, 0xFFFF)) { () throws(WireError) in try IPv4Packet(validating: buffer) }
+            assertThrows(.badTotalLength(.ipv4, 0xFFFF)) { try IPv4Packet(validating: buffer) }
         }
     }
 

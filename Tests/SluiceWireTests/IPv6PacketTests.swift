@@ -92,7 +92,7 @@ final class IPv6PacketTests: XCTestCase {
         for fixture in [Fixture.ipv6TCPSyn, Fixture.ipv6HopByHopFragment, Fixture.ipv6LaterFragment] {
             for length in 0..<fixture.count {
                 fixture.withUnsafeBytes { buffer in
-                    assertThrowsAny("at length \(length)") { () throws(WireError) in
+                    assertThrowsAny("at length \(length)") {
                         try IPv6Packet(validating: UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
                     }
                 }
@@ -126,7 +126,7 @@ final class IPv6PacketTests: XCTestCase {
             var bytes = fixture
             for (index, value) in edits { bytes[index] = value }
             bytes.withUnsafeBytes { buffer in
-                assertThrows(expected) { () throws(WireError) in _ = try IPv6Packet(validating: buffer) }
+                assertThrows(expected) { _ = try IPv6Packet(validating: buffer) }
             }
             _ = name
         }

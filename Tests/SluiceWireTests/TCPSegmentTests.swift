@@ -81,7 +81,7 @@ final class TCPSegmentTests: XCTestCase {
         let segment = Array(Fixture.ipv4TCPSyn[20...])
         for length in 0..<segment.count {
             segment.withUnsafeBytes { buffer in
-                assertThrowsAny("at length \(length)") { () throws(WireError) in
+                assertThrowsAny("at length \(length)") {
                     try TCPSegment(validating: UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
                 }
             }
@@ -103,7 +103,7 @@ final class TCPSegmentTests: XCTestCase {
             bytes[12] = value
             bytes.withUnsafeBytes { buffer in
                 if let expected {
-                    assertThrows(expected) { () throws(WireError) in try TCPSegment(validating: buffer) }
+                    assertThrows(expected) { try TCPSegment(validating: buffer) }
                 } else {
                     XCTAssertNotNil(try? TCPSegment(validating: buffer))
                 }

@@ -12,25 +12,27 @@ func hex(_ text: String) -> [UInt8] {
 /// Asserts that `body` throws exactly `expected`.
 func assertThrows<T>(
     _ expected: WireError, file: StaticString = #filePath, line: UInt = #line,
-    _ body: () throws(WireError) -> T
+    _ body: () throws -> T
 ) {
     do {
         _ = try body()
         XCTFail("expected \(expected), got no error", file: file, line: line)
     } catch {
-        XCTAssertEqual(error, expected, file: file, line: line)
+        XCTAssertEqual(error as? WireError, expected, file: file, line: line)
     }
 }
 
 /// Asserts that `body` throws some WireError (and, by running at all, that it did not trap).
 func assertThrowsAny<T>(
     _ message: @autoclosure () -> String = "", file: StaticString = #filePath, line: UInt = #line,
-    _ body: () throws(WireError) -> T
+    _ body: () throws -> T
 ) {
     do {
         _ = try body()
         XCTFail("expected an error \(message())", file: file, line: line)
-    } catch {}
+    } catch {
+        XCTAssertTrue(error is WireError, "\(error) \(message())", file: file, line: line)
+    }
 }
 
 /// A deterministic generator, so that failures reproduce (SplitMix64).

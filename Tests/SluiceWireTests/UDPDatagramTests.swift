@@ -49,7 +49,7 @@ final class UDPDatagramTests: XCTestCase {
             bytes[5] = UInt8(length & 0xFF)
             bytes.withUnsafeBytes { buffer in
                 if let expected {
-                    assertThrows(expected) { () throws(WireError) in try UDPDatagram(validating: buffer) }
+                    assertThrows(expected) { try UDPDatagram(validating: buffer) }
                 } else {
                     XCTAssertEqual(try? UDPDatagram(validating: buffer).bytes.count, Int(length))
                 }
@@ -57,7 +57,7 @@ final class UDPDatagramTests: XCTestCase {
         }
         for length in 0..<8 {
             datagram.withUnsafeBytes { buffer in
-                assertThrows(.truncated(.udp)) { () throws(WireError) in
+                assertThrows(.truncated(.udp)) {
                     try UDPDatagram(validating: UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
                 }
             }
