@@ -28,6 +28,7 @@ public final class EventLoop {
     private var handlers: [Int32: Handler] = [:]
     private var timers = TimerQueue()
     private var endOfTurn: [() -> Void] = []
+    private var afterTurnOnce: [() -> Void] = []
     private var running = false
     /// Extra bound on the sleep, in milliseconds (lwIP's `sys_timeouts_sleeptime`); nil = none.
     public var sleepBound: (() -> UInt32?)?
@@ -79,6 +80,9 @@ public final class EventLoop {
     /// (lwIP's `tcp_output`, carrier records) is flushed.
     public func addEndOfTurnHook(_ hook: @escaping () -> Void) { endOfTurn.append(hook) }
 
+    /// Runs `action` once at the end of the current turn (before the persistent hooks).
+    public func afterTurn(_ action: @escaping () -> Void) { afterTurnOnce.append(action) }
+
     /// Runs until `stop()`.
     public func run() {
         running = true
@@ -99,6 +103,11 @@ public final class EventLoop {
                 }
             }
             for action in timers.popDue(now: now) { action() }
+            while !afterTurnOnce.isEmpty {
+                let actions = afterTurnOnce
+                afterTurnOnce.removeAll(keepingCapacity: true)
+                for action in actions { action() }
+            }
             for hook in endOfTurn { hook() }
         }
     }
@@ -108,6 +117,7 @@ public final class EventLoop {
     public func stop() { running = false }
 
     private func sleepTimeout() -> Int32 {
+        if !afterTurnOnce.isEmpty { return 0 }
         var timeout: UInt64 = 60_000
         if let deadline = timers.nextDeadline() {
             let t = now
