@@ -43,9 +43,9 @@ public struct FrameDecoder {
         let typeByte = plaintext[offset]
         let stream = plaintext.readU32(at: offset + 1)
         let length = Int(plaintext.readU16(at: offset + 5))
+        guard let type = FrameType(rawValue: typeByte) else { throw .unknownType(typeByte) }
         let start = offset + Frame.headerLength
         guard plaintext.count - start >= length else { throw .truncated }
-        guard let type = FrameType(rawValue: typeByte) else { throw .unknownType(typeByte) }
         if type.isCarrierFrame != (stream == 0) { throw .badStream(type, stream) }
         let payload = UnsafeRawBufferPointer(rebasing: plaintext[start..<start + length])
         let frame: DecodedFrame

@@ -1,0 +1,79 @@
+import SluiceWire
+import XCTest
+
+@testable import SluiceMux
+
+/// Frames written out byte by byte from docs/protocol.md §3, so that the wire format cannot drift
+/// from the document without a test failing. Layout: type u8 | stream u32 | length u16 | payload.
+final class FrameFixtureTests: XCTestCase {
+    static let fixtures: [(String, String, Frame)] = [
+        (
+            "OPEN IPv4",
+            "01 00000001 000c  00040000 06 01 5db8d822 01bb",
+            .open(
+                stream: 1, window: 0x4_0000, proto: .tcp,
+                destination: Destination(host: .ip(IPAddress("93.184.216.34")!), port: 443))
+        ),
+        (
+            "OPEN IPv6",
+            "01 00000005 0018  00000001 06 04 20010db8000000000000000000000001 20fb",
+            .open(
+                stream: 5, window: 1, proto: .tcp,
+                destination: Destination(host: .ip(IPAddress("2001:db8::1")!), port: 8443))
+        ),
+        (
+            "OPEN domain",
+            "01 00000003 0014  00010000 06 03 0b 6578616d706c652e636f6d 0050",
+            .open(
+                stream: 3, window: 0x1_0000, proto: .tcp,
+                destination: Destination(host: .domain("example.com"), port: 80))
+        ),
+        ("OPEN_OK", "02 00000001 0004  00100000", .openOK(stream: 1, window: 0x10_0000)),
+        ("CREDIT", "04 00000001 0004  00010000", .credit(stream: 1, increment: 0x1_0000)),
+        ("FIN", "05 00000001 0000", .fin(stream: 1)),
+        ("RESET with message", "06 00000007 0003  01 6e6f", .reset(stream: 7, reason: .refused, message: "no")),
+        ("RESET bare", "06 ffffffff 0001  03", .reset(stream: 0xFFFF_FFFF, reason: .timedOut, message: "")),
+        ("PING", "07 00000000 0008  0102030405060708", .ping(0x0102_0304_0506_0708)),
+        ("PONG", "08 00000000 0008  ffffffffffffffff", .pong(.max)),
+        ("GO_AWAY", "09 00000000 0001  05", .goAway(.protocolError)),
+    ]
+
+    func testEncodeMatchesFixtures() throws {
+        for (name, bytes, frame) in Self.fixtures {
+            XCTAssertEqual(try encode([frame]), hex(bytes), name)
+            XCTAssertEqual(frame.encodedLength, hex(bytes).count, name)
+        }
+    }
+
+    func testDecodeMatchesFixtures() {
+        for (name, bytes, frame) in Self.fixtures {
+            let (frames, error) = decodeAll(hex(bytes))
+            XCTAssertNil(error, name)
+            XCTAssertEqual(frames, [.control(frame)], name)
+        }
+    }
+
+    func testDataFixture() {
+        let bytes = hex("03 00000005 0002 6869")
+        XCTAssertEqual(decodeAll(bytes).frames, [.data(stream: 5, payload: Array("hi".utf8))])
+        var storage = [UInt8](repeating: 0, count: 64)
+        let count = storage.withUnsafeMutableBytes { buffer in
+            var encoder = FrameEncoder(buffer)
+            XCTAssertTrue(Array("hi".utf8).withUnsafeBytes { encoder.appendData(stream: 5, payload: $0) })
+            return encoder.count
+        }
+        XCTAssertEqual(Array(storage[0..<count]), bytes)
+    }
+
+    func testTypeAndReasonNumbers() {
+        XCTAssertEqual(FrameType.allCases.map(\.rawValue), Array(1...9))
+        XCTAssertEqual(
+            FrameType.allCases.map(\.description),
+            ["OPEN", "OPEN_OK", "DATA", "CREDIT", "FIN", "RESET", "PING", "PONG", "GO_AWAY"])
+        XCTAssertEqual(
+            ResetReason.allCases.map(\.rawValue), [0, 1, 2, 3, 4, 5])
+        XCTAssertEqual(
+            ResetReason.allCases, [.closed, .refused, .unreachable, .timedOut, .limit, .protocolError])
+        XCTAssertEqual(ResetReason.refused.description, "the destination refused the connection")
+    }
+}
