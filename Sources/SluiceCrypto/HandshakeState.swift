@@ -62,13 +62,12 @@ public struct HandshakeState: Sendable {
         self.psk = psk
 
         symmetric.mixHash(prologue)
-        // Pre-messages are hashed initiator's first, whichever side we are (§5.3).
-        if pattern.initiatorPreMessage.contains(.s) {
-            symmetric.mixHash(initiator ? localStatic!.publicKey.bytes : remoteStatic!.bytes)
-        }
-        if pattern.responderPreMessage.contains(.s) {
-            symmetric.mixHash(initiator ? remoteStatic!.bytes : localStatic!.publicKey.bytes)
-        }
+        // Pre-messages are hashed initiator's first, whichever side we are (§5.3); the checks above
+        // guarantee that the keys they name are present.
+        let initiatorStatic = initiator ? localStatic?.publicKey : remoteStatic
+        let responderStatic = initiator ? remoteStatic : localStatic?.publicKey
+        if pattern.initiatorPreMessage.contains(.s), let key = initiatorStatic { symmetric.mixHash(key.bytes) }
+        if pattern.responderPreMessage.contains(.s), let key = responderStatic { symmetric.mixHash(key.bytes) }
     }
 
     /// True once every message of the pattern was written or read.

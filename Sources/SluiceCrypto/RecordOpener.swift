@@ -35,7 +35,8 @@ public final class RecordOpener {
     /// Received bytes not yet returned as records (at most one partial record after draining).
     public var bufferedByteCount: Int { buffer.count }
 
-    /// Adds a copy of received bytes.
+    /// Adds a copy of received bytes. Drain with `nextRecord()` after each feed: the buffer grows to
+    /// hold whatever is fed and not yet opened.
     public func feed(_ bytes: UnsafeRawBufferPointer) { buffer.append(bytes) }
 
     /// Adds a copy of received bytes.

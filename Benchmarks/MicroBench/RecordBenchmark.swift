@@ -1,0 +1,124 @@
+import CSodium
+import Glibc
+import SluiceCrypto
+
+/// Throughput of the record layer (docs/protocol.md §2) on one core: seal only, open only, and a
+/// seal → feed → open round trip, for 16 KiB records and maximal (65,519-byte, "64 KiB") records.
+/// Opening includes copying the bytes into the opener, as a socket read would. The first column is
+/// libsodium's ChaCha20-Poly1305 alone on the same sizes: the floor the record layer sits on.
+enum RecordBenchmark {
+    struct Result { let size: Int; let aead: Double; let seal: Double; let open: Double; let roundTrip: Double }
+
+    static func run() {
+        let key = try! SymmetricKey(bytes: (0..<32).map { UInt8($0) })
+        // SluiceCrypto runs sodium_init() on first use; the raw AEAD row must not run before it, or
+        // it would measure libsodium's portable fallback (about a third of the speed).
+        _ = RecordSealer(key: key)
+        var results: [Result] = []
+        for size in [16 * 1024, RecordFormat.maxPlaintextLength] {
+            results.append(Result(size: size, aead: aead(size, key), seal: seal(size, key), open: open(size, key),
+                                  roundTrip: roundTrip(size, key)))
+        }
+        print("record size   AEAD GB/s   seal GB/s   open GB/s   seal+open GB/s")
+        for r in results {
+            print(pad(String(r.size), 11), pad(format(r.aead), 11), pad(format(r.seal), 11), pad(format(r.open), 11),
+                  pad(format(r.roundTrip), 16))
+        }
+        let json = results.map {
+            "{\"record_bytes\":\($0.size),\"aead_gbps\":\(format($0.aead)),\"seal_gbps\":\(format($0.seal)),\"open_gbps\":\(format($0.open)),\"seal_open_gbps\":\(format($0.roundTrip))}"
+        }
+        print("{\"benchmark\":\"records\",\"results\":[\(json.joined(separator: ","))]}")
+    }
+
+    /// Runs `body` (which processes `bytesPerCall` plaintext bytes) for about a second after a warm-up
+    /// and returns GB/s (10^9 bytes per second).
+    private static func measure(bytesPerCall: Int, _ body: () -> Void) -> Double {
+        for _ in 0..<50 { body() }
+        var calls = 0
+        let start = now()
+        var elapsed = 0.0
+        repeat {
+            for _ in 0..<100 { body() }
+            calls += 100
+            elapsed = now() - start
+        } while elapsed < 1.0
+        return Double(calls * bytesPerCall) / elapsed / 1e9
+    }
+
+    /// libsodium's `crypto_aead_chacha20poly1305_ietf_encrypt_detached` alone, in place.
+    private static func aead(_ size: Int, _ key: SymmetricKey) -> Double {
+        var buffer = [UInt8](repeating: 0x5a, count: size + RecordFormat.tagSize)
+        let nonce = [UInt8](repeating: 0, count: 12)
+        return buffer.withUnsafeMutableBufferPointer { b in
+            let p = b.baseAddress!
+            return measure(bytesPerCall: size) {
+                crypto_aead_chacha20poly1305_ietf_encrypt_detached(p, p + size, nil, p, UInt64(size), nil, 0, nil, nonce, key.bytes)
+            }
+        }
+    }
+
+    private static func seal(_ size: Int, _ key: SymmetricKey) -> Double {
+        let plaintext = [UInt8](repeating: 0x5a, count: size)
+        let sealer = RecordSealer(key: key)
+        let out = ByteQueue()
+        return plaintext.withUnsafeBytes { p in
+            measure(bytesPerCall: size) {
+                try! sealer.seal(p, into: out)
+                out.consume(out.count)
+            }
+        }
+    }
+
+    /// Seals a batch of records untimed, then times feeding and opening them; about a second in all.
+    private static func open(_ size: Int, _ key: SymmetricKey) -> Double {
+        let batch = 64
+        let plaintext = [UInt8](repeating: 0x5a, count: size)
+        let sealer = RecordSealer(key: key)
+        let opener = RecordOpener(key: key)
+        let stream = ByteQueue(capacity: batch * RecordFormat.recordLength(plaintextLength: size))
+        var timed = 0.0
+        var bytes = 0
+        var rounds = 0
+        let deadline = now() + 1.5
+        while now() < deadline {
+            stream.removeAll()
+            for _ in 0..<batch { try! sealer.seal(plaintext, into: stream) }
+            let start = now()
+            opener.feed(stream.readableBytes)
+            while let record = try! opener.nextRecord() { precondition(record.count == size) }
+            rounds += 1
+            if rounds > 5 { timed += now() - start; bytes += batch * size } // the first rounds warm up
+        }
+        return Double(bytes) / timed / 1e9
+    }
+
+    private static func roundTrip(_ size: Int, _ key: SymmetricKey) -> Double {
+        let plaintext = [UInt8](repeating: 0x5a, count: size)
+        let sealer = RecordSealer(key: key)
+        let opener = RecordOpener(key: key)
+        let wire = ByteQueue()
+        return plaintext.withUnsafeBytes { p in
+            measure(bytesPerCall: size) {
+                try! sealer.seal(p, into: wire)
+                opener.feed(wire.readableBytes)
+                wire.consume(wire.count)
+                while let record = try! opener.nextRecord() { precondition(record.count == size) }
+            }
+        }
+    }
+
+    private static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    private static func format(_ value: Double) -> String {
+        let hundredths = Int((value * 100).rounded())
+        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
+    }
+
+    private static func pad(_ text: String, _ width: Int) -> String {
+        String(repeating: " ", count: max(0, width - text.count)) + text
+    }
+}
