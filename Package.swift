@@ -17,17 +17,19 @@ let package = Package(
         .target(name: "CSluiceShims", dependencies: ["CLwIP"]),
 
         .target(name: "SluiceLog"),
+        // errno text, the EINTR/EAGAIN syscall wrapper, the monotonic clock: shared by every module that makes syscalls.
+        .target(name: "SluiceSystem"),
         .target(name: "SluiceWire"),
         .target(name: "SluiceCrypto", dependencies: ["CSodium"]),
         .target(name: "SluiceMux", dependencies: ["SluiceWire"]),
-        .target(name: "SluiceLoop", dependencies: ["CSluiceShims", "SluiceLog"]),
-        .target(name: "SluiceHost", dependencies: ["CSluiceShims", "SluiceWire", "SluiceLog"]),
+        .target(name: "SluiceLoop", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceLog"]),
+        .target(name: "SluiceHost", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceWire", "SluiceLog"]),
         .target(name: "SluiceConfig", dependencies: ["SluiceWire"]),
         .target(name: "SluiceStack", dependencies: ["CLwIP", "CSluiceShims", "SluiceWire", "SluiceLoop", "SluiceLog"]),
-        .target(name: "SluiceCarrier", dependencies: ["CSluiceShims", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceLog"]),
-        .target(name: "SluiceClient", dependencies: ["SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceHost", "SluiceConfig", "SluiceLog"]),
-        .target(name: "SluiceRelay", dependencies: ["SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceConfig", "SluiceLog"]),
-        .executableTarget(name: "sluice", dependencies: ["SluiceClient", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceLog"]),
+        .target(name: "SluiceCarrier", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceLog"]),
+        .target(name: "SluiceClient", dependencies: ["SluiceSystem", "SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceHost", "SluiceConfig", "SluiceLog"]),
+        .target(name: "SluiceRelay", dependencies: ["SluiceSystem", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceConfig", "SluiceLog"]),
+        .executableTarget(name: "sluice", dependencies: ["SluiceSystem", "SluiceClient", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceLog"]),
 
         .executableTarget(name: "MicroBench", dependencies: ["SluiceWire", "SluiceCrypto", "SluiceMux"], path: "Benchmarks/MicroBench"),
 

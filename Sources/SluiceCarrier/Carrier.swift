@@ -2,6 +2,7 @@ import Glibc
 import SluiceCrypto
 import SluiceLog
 import SluiceLoop
+import SluiceSystem
 import SluiceMux
 
 /// Why a carrier ended.

@@ -1,6 +1,7 @@
 import CSluiceShims
 import Glibc
 import SluiceLoop
+import SluiceSystem
 import SluiceWire
 
 /// A non-blocking TCP socket fd and the few operations the carrier and the relay need. The owner

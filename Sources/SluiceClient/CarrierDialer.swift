@@ -3,6 +3,7 @@ import SluiceCarrier
 import SluiceCrypto
 import SluiceLog
 import SluiceLoop
+import SluiceSystem
 import SluiceWire
 
 /// Connects one carrier: TCP connect (socket marked so it never routes into the TUN), Noise message 1,

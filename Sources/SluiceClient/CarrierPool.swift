@@ -1,6 +1,7 @@
 import SluiceCarrier
 import SluiceLog
 import SluiceLoop
+import SluiceSystem
 import SluiceMux
 
 /// The client's carriers to the relay: keeps `settings.carriers` of them up, reconnecting each with

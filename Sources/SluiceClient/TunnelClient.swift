@@ -4,6 +4,7 @@ import SluiceCarrier
 import SluiceHost
 import SluiceLog
 import SluiceLoop
+import SluiceSystem
 import SluiceMux
 import SluiceStack
 

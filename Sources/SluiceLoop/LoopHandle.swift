@@ -1,3 +1,4 @@
+import SluiceSystem
 import CSluiceShims
 import Glibc
 import Synchronization

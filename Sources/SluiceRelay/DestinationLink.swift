@@ -3,6 +3,7 @@ import SluiceCarrier
 import SluiceCrypto
 import SluiceLog
 import SluiceLoop
+import SluiceSystem
 import SluiceMux
 import SluiceWire
 

@@ -3,6 +3,7 @@ import SluiceCarrier
 import SluiceCrypto
 import SluiceLog
 import SluiceLoop
+import SluiceSystem
 
 /// A freshly accepted connection until it proves itself with Noise message 1. Loop-confined.
 ///

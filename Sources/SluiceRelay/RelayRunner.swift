@@ -2,6 +2,7 @@ import CSluiceShims
 import Glibc
 import SluiceLog
 import SluiceLoop
+import SluiceSystem
 
 /// Runs a relay on the calling thread until SIGINT, SIGTERM or SIGHUP.
 public enum RelayRunner {

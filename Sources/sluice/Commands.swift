@@ -4,6 +4,7 @@ import SluiceConfig
 import SluiceCrypto
 import SluiceLog
 import SluiceLoop
+import SluiceSystem
 import SluiceRelay
 import SluiceWire
 
