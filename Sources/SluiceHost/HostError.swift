@@ -73,7 +73,8 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
     private func hint(tunOpen e: Int32) -> String {
         switch e {
         case ENOENT, ENODEV, ENXIO: return " — no /dev/net/tun: load the tun module (modprobe tun)"
-        default: return Self.privilegeHint(e)
+        case EPERM, EACCES: return " — run as root, or grant CAP_NET_ADMIN and read-write access to /dev/net/tun"
+        default: return ""
         }
     }
 

@@ -87,7 +87,7 @@ extension NetlinkSocket {
         return found
     }
 
-    private func routeMessage(_ route: Route, type: Int, flags: Int32) throws(HostError) -> NetlinkMessage {
+    func routeMessage(_ route: Route, type: Int, flags: Int32) throws(HostError) -> NetlinkMessage {
         let index = try interfaceIndex(named: route.interface)
         let adding = type == RTM_NEWROUTE
         var message = NetlinkMessage(
