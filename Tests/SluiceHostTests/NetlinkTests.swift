@@ -98,6 +98,28 @@ final class NetlinkTests: NamespacedTestCase {
         XCTAssertThrowsError(try netlink.delete(routes[0])) { XCTAssertEqual(($0 as? HostError)?.errno, ESRCH) }
     }
 
+    /// A delete names metric and protocol, so a look-alike route someone else added through the
+    /// same interface (other metric, `ip route`'s protocol `boot`) survives it.
+    func testRouteDeleteNeverRemovesLookAlike() throws {
+        let tun = try TunDevice(name: "sllook0")
+        let netlink = try NetlinkSocket()
+        try netlink.setLink(tun.name, up: true)
+        try IPTool.run("-4", "route", "add", "10.20.0.0/24", "dev", tun.name, "table", String(table), "metric", "100")
+        try IPTool.run("-6", "route", "add", "fd20::/64", "dev", tun.name, "table", String(table), "metric", "100")
+        let ours = [Route(IPPrefix("10.20.0.0/24")!, dev: tun.name, table: table), Route(IPPrefix("fd20::/64")!, dev: tun.name, table: table)]
+        for route in ours { try netlink.add(route) }
+        XCTAssertEqual(Set(try netlink.routes(inTable: table)), Set(ours + ours.map { var r = $0; r.metric = 100; return r }))
+
+        for route in ours { try netlink.delete(route) }
+        XCTAssertEqual(try IPTool.json("-4", "route", "show", "table", String(table)).map { $0["metric"] as? Int }, [100])
+        XCTAssertEqual(try IPTool.json("-6", "route", "show", "table", String(table)).map { $0["metric"] as? Int }, [100])
+        XCTAssertThrowsError(try netlink.delete(ours[0]), "metric 0 matches any metric on IPv4, but the protocol differs") {
+            XCTAssertEqual(($0 as? HostError)?.errno, ESRCH)
+        }
+        XCTAssertThrowsError(try netlink.delete(ours[1])) { XCTAssertEqual(($0 as? HostError)?.errno, ESRCH) }
+        XCTAssertEqual(try IPTool.routes("-4", table: table), ["10.20.0.0/24 dev sllook0"])
+    }
+
     func testKernelExtendedAckTextIsReported() throws {
         let tun = try TunDevice(name: "sldown0")  // left down
         let netlink = try NetlinkSocket()
