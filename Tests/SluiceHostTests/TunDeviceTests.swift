@@ -40,7 +40,7 @@ final class TunDeviceTests: NamespacedTestCase {
     }
 
     func testSecondOpenOfSameNameIsBusy() throws {
-        let first = try TunDevice(name: "slbusy0")
+        let first = try TunDevice(name: "slbusy0", options: .init(exclusive: true))
         XCTAssertThrowsError(try TunDevice(name: "slbusy0")) { error in
             XCTAssertEqual(error as? HostError, .tunAttach(device: "slbusy0", errno: EBUSY))
             XCTAssertEqual(
@@ -60,7 +60,10 @@ final class TunDeviceTests: NamespacedTestCase {
         XCTAssertTrue(try IPTool.linkNames().contains("slpers0"), "a persistent TUN outlives its fd")
 
         XCTAssertThrowsError(try TunDevice(name: "slpers0", options: .init(exclusive: true))) { error in
-            XCTAssertEqual(error as? HostError, .tunAttach(device: "slpers0", errno: EBUSY))
+            XCTAssertEqual(error as? HostError, .tunExists(device: "slpers0"))
+            XCTAssertEqual(
+                "\(error)",
+                "create TUN device slpers0 (TUNSETIFF, exclusive): Device or resource busy (EBUSY) — device slpers0 exists already; if it was left behind, remove it with `ip link delete slpers0`")
         }
         let reattached = try TunDevice(name: "slpers0")
         XCTAssertEqual(reattached.name, "slpers0")
