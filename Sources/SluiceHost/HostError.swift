@@ -12,6 +12,9 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
     case tunOpen(device: String, errno: Int32)
     /// `ioctl(TUNSETIFF)` refused to create or attach to `device`.
     case tunAttach(device: String, errno: Int32)
+    /// An exclusive open (`TunDevice.Options.exclusive`) found `device` existing already (`EBUSY`),
+    /// typically a persistent device left behind.
+    case tunExists(device: String)
     /// Another ioctl on an open TUN failed, such as `TUNSETOFFLOAD`; `operation` names it.
     case tunControl(device: String, operation: String, errno: Int32)
     /// `read(2)` or `write(2)` on the TUN failed with something other than `EAGAIN`.
@@ -37,6 +40,8 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
             return e
         case .noSuchInterface:
             return ENODEV
+        case .tunExists:
+            return EBUSY
         case .invalidInterfaceName, .netlinkReply:
             return nil
         }
@@ -50,6 +55,9 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
             return "open(/dev/net/tun) for device \(device): \(Errno.describe(e))" + hint(tunOpen: e)
         case .tunAttach(let device, let e):
             return "create TUN device \(device) (TUNSETIFF): \(Errno.describe(e))" + hint(tunAttach: e, device: device)
+        case .tunExists(let device):
+            return "create TUN device \(device) (TUNSETIFF, exclusive): \(Errno.describe(EBUSY)) — device \(device) exists already;"
+                + " if it was left behind, remove it with `ip link delete \(device)`"
         case .tunControl(let device, let operation, let e):
             return "\(operation) on TUN device \(device): \(Errno.describe(e))" + Self.privilegeHint(e)
         case .tunIO(let device, let operation, let e):
@@ -73,7 +81,8 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
     private func hint(tunOpen e: Int32) -> String {
         switch e {
         case ENOENT, ENODEV, ENXIO: return " — no /dev/net/tun: load the tun module (modprobe tun)"
-        default: return Self.privilegeHint(e)
+        case EPERM, EACCES: return " — run as root, or grant CAP_NET_ADMIN and read-write access to /dev/net/tun"
+        default: return ""
         }
     }
 

@@ -59,10 +59,10 @@ public final class HostRouting {
             do {
                 if let step = try apply(change) {
                     steps.append(step)
-                    Log.debug("host: \(change)", "host")
+                    Log.debug("\(change)", "host")
                 }
             } catch {
-                Log.warning("host: \(change) failed, rolling back: \(error)", "host")
+                Log.warning("rolling back the host changes made so far: \(error)", "host")
                 undo()
                 throw error
             }
@@ -77,11 +77,11 @@ public final class HostRouting {
         while let step = steps.popLast() {
             do {
                 try revert(step)
-                Log.debug("host: undid \(step.change)", "host")
+                Log.debug("undid: \(step.change)", "host")
             } catch where Self.meansAlreadyGone(error) {
-                Log.debug("host: \(step.change) was already undone: \(error)", "host")
+                Log.debug("already undone: \(step.change) (\(error))", "host")
             } catch {
-                Log.warning("host: could not undo \(step.change): \(error)", "host")
+                Log.warning("could not undo \"\(step.change)\": \(error)", "host")
                 failures.append(error)
             }
         }

@@ -49,7 +49,7 @@ extension NetlinkSocket {
         }
     }
 
-    private func addressMessage(_ address: InterfaceAddress, type: Int, flags: Int32) throws(HostError) -> NetlinkMessage {
+    func addressMessage(_ address: InterfaceAddress, type: Int, flags: Int32) throws(HostError) -> NetlinkMessage {
         let index = try interfaceIndex(named: address.interface)
         let ip = address.prefix.address
         let addressFlags: UInt32 = ip.isIPv4 ? 0 : UInt32(IFA_F_NODAD)

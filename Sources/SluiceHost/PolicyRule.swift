@@ -111,7 +111,7 @@ extension NetlinkSocket {
         return try dump(request, operation: "list \(family) rules").filter { $0.type == RTM_NEWRULE }
     }
 
-    private func ruleMessage(_ rule: PolicyRule, type: Int, flags: Int32) -> NetlinkMessage {
+    func ruleMessage(_ rule: PolicyRule, type: Int, flags: Int32) -> NetlinkMessage {
         var header = fib_rule_hdr()
         header.family = rule.family.addressFamily
         header.table = rule.table < 256 ? UInt8(rule.table) : UInt8(RT_TABLE_UNSPEC.rawValue)

@@ -10,11 +10,14 @@ public struct Route: Hashable, Sendable, CustomStringConvertible {
     public let destination: IPPrefix
     /// The outgoing interface.
     public var interface: String
-    /// The routing table (`RTA_TABLE.rawValue`); 254 is `main`.
+    /// The routing table (`RTA_TABLE`); 254 is `main`.
     public var table: UInt32
-    /// The metric (`RTA_PRIORITY.rawValue`); `nil` leaves the kernel's default (0 for IPv4, 1024 for IPv6)
-    /// and, on delete, matches any metric.
+    /// The metric (`RTA_PRIORITY`); `nil` means the kernel's default, `defaultMetric`.
     public var metric: UInt32?
+
+    /// The metric the kernel gives a route added without one: 0 for IPv4, 1024 for IPv6
+    /// (`IP6_RT_PRIO_USER`).
+    public var defaultMetric: UInt32 { destination.address.isIPv4 ? 0 : 1024 }
 
     public init(_ destination: IPPrefix, dev interface: String, table: UInt32, metric: UInt32? = nil) {
         self.destination = destination.network
@@ -36,14 +39,16 @@ extension NetlinkSocket {
         try execute(request, operation: "add route \(route)")
     }
 
-    /// Deletes `route`; fails with `ESRCH` (IPv4) or `ENOENT` (IPv6) if it is not there.
+    /// Deletes `route`; fails with `ESRCH` if it is not there. Only a
+    /// route this module added matches: same destination, interface, table and metric, and
+    /// protocol `static` (`ip route` adds `boot` routes, which are left alone).
     public func delete(_ route: Route) throws(HostError) {
         let request = try routeMessage(route, type: RTM_DELROUTE, flags: 0)
         try execute(request, operation: "delete route \(route)")
     }
 
     /// The IPv4 and IPv6 device routes of `table` (routes without an outgoing interface, such as
-    /// `unreachable` ones, are left out).
+    /// `unreachable` ones, are left out; a default metric reads as `nil`).
     public func routes(inTable table: UInt32) throws(HostError) -> [Route] {
         try routeMessages(inTable: table).compactMap { message in
             guard let header = message.familyHeader(rtmsg.self) else { return nil }
@@ -52,7 +57,9 @@ extension NetlinkSocket {
             let zero = [UInt8](repeating: 0, count: header.rtm_family == UInt8(AF_INET) ? 4 : 16)
             let raw = attributes[RTA_DST.rawValue] ?? zero
             guard raw.count == zero.count, let prefix = IPPrefix(address: IPAddress(bytes: raw), length: Int(header.rtm_dst_len)) else { return nil }
-            return Route(prefix, dev: name, table: table, metric: attributes.uint32(RTA_PRIORITY.rawValue))
+            var route = Route(prefix, dev: name, table: table, metric: attributes.uint32(RTA_PRIORITY.rawValue))
+            if route.metric == route.defaultMetric { route.metric = nil }
+            return route
         }
     }
 
@@ -87,7 +94,7 @@ extension NetlinkSocket {
         return found
     }
 
-    private func routeMessage(_ route: Route, type: Int, flags: Int32) throws(HostError) -> NetlinkMessage {
+    func routeMessage(_ route: Route, type: Int, flags: Int32) throws(HostError) -> NetlinkMessage {
         let index = try interfaceIndex(named: route.interface)
         let adding = type == RTM_NEWROUTE
         var message = NetlinkMessage(
@@ -96,14 +103,17 @@ extension NetlinkSocket {
                 rtm_family: route.destination.address.addressFamily, rtm_dst_len: UInt8(route.destination.length),
                 rtm_src_len: 0, rtm_tos: 0,
                 rtm_table: route.table < 256 ? UInt8(route.table) : UInt8(RT_TABLE_UNSPEC.rawValue),
-                rtm_protocol: adding ? UInt8(RTPROT_STATIC) : 0,
+                // Sluice's routes are `proto static`; a delete names it, so it never matches a route
+                // someone added with another protocol.
+                rtm_protocol: UInt8(RTPROT_STATIC),
                 // A device route is link-scoped; a delete with scope NOWHERE matches any scope.
                 rtm_scope: UInt8(adding ? RT_SCOPE_LINK.rawValue : RT_SCOPE_NOWHERE.rawValue),
                 rtm_type: adding ? UInt8(RTN_UNICAST) : 0, rtm_flags: 0))
         if route.destination.length > 0 { message.append(RTA_DST.rawValue, bytes: route.destination.address.bytes) }
         message.append(RTA_OIF.rawValue, uint32: UInt32(bitPattern: index))
         message.append(RTA_TABLE.rawValue, uint32: route.table)
-        if let metric = route.metric { message.append(RTA_PRIORITY.rawValue, uint32: metric) }
+        // An exact metric on delete too: without one, IPv6 deletes the first match of any metric.
+        message.append(RTA_PRIORITY.rawValue, uint32: route.metric ?? route.defaultMetric)
         return message
     }
 

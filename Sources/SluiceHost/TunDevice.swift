@@ -17,8 +17,8 @@ public final class TunDevice: Sendable {
         /// Prefix each packet with a `struct virtio_net_hdr` (`IFF_VNET_HDR`), so the kernel can
         /// hand over and accept offloaded (GSO, checksum-partial) packets once offloads are set.
         public var vnetHeader: Bool
-        /// Fail with `EBUSY` if an interface with this name exists already (`IFF_TUN_EXCL`),
-        /// instead of attaching to a persistent device left behind.
+        /// Fail (`HostError.tunExists`) if an interface with this name exists already
+        /// (`IFF_TUN_EXCL`), instead of attaching to a persistent device left behind.
         public var exclusive: Bool
 
         public init(vnetHeader: Bool = false, exclusive: Bool = false) {
@@ -65,6 +65,9 @@ public final class TunDevice: Sendable {
             _ = try syscall { sluice_tun_attach(fd, requested, Int32(flags), &actual) }
         } catch {
             Glibc.close(fd)
+            if error.code == EBUSY, options.exclusive, let requested, if_nametoindex(requested) != 0 {
+                throw .tunExists(device: requested)
+            }
             throw .tunAttach(device: shown, errno: error.code)
         }
         let name = String(decoding: actual.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
