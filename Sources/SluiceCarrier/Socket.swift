@@ -41,15 +41,6 @@ public struct Socket: Sendable {
 
     public func setNoDelay() { try? setOption(Int32(IPPROTO_TCP), TCP_NODELAY, 1, "TCP_NODELAY") }
 
-    /// Marks the socket's packets (SO_MARK) so that policy routing keeps them out of the tunnel.
-    public func setMark(_ mark: UInt32) throws(SystemError) {
-        do {
-            try setOption(SOL_SOCKET, SO_MARK, Int32(bitPattern: mark), "SO_MARK")
-        } catch {
-            throw SystemError(error.operation, code: error.code, hint: "setting a firewall mark needs CAP_NET_ADMIN")
-        }
-    }
-
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult<Int> {
         try syscallRetrying("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }

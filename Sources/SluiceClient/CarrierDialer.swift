@@ -1,6 +1,7 @@
 import Glibc
 import SluiceCarrier
 import SluiceCrypto
+import SluiceHost
 import SluiceLog
 import SluiceLoop
 import SluiceSystem
@@ -36,7 +37,7 @@ final class CarrierDialer {
         do {
             let s = try Socket.tcp(for: settings.relay.address)
             socket = s
-            try s.setMark(settings.fwmark)
+            try SocketMark.set(settings.fwmark, on: s.fd)
             s.setNoDelay()
             try s.connect(to: settings.relay)
             try loop.register(fd: s.fd, events: [.readable, .writable, .readHangup, .edgeTriggered]) { [unowned self] in self.handle($0) }

@@ -1,4 +1,5 @@
 import Glibc
+import SluiceSystem
 
 /// An `errno` value caught right after a failing call, with its `strerror` text and symbolic name.
 /// Internal: the public errors carry the raw `Int32` and render it through `Errno.describe`.
@@ -10,55 +11,11 @@ struct Errno: Error, Equatable, Sendable {
 
     /// `Operation not permitted (EPERM)`.
     static func describe(_ code: Int32) -> String {
-        "\(String(cString: strerror(code))) (\(name(code)))"
+        "\(SystemError.message(code)) (\(SystemError.name(code)))"
     }
 
     /// The symbolic name, such as `EPERM`; `errno 123` for values outside the table.
-    static func name(_ code: Int32) -> String {
-        switch code {
-        case EPERM: return "EPERM"
-        case ENOENT: return "ENOENT"
-        case ESRCH: return "ESRCH"
-        case EINTR: return "EINTR"
-        case EIO: return "EIO"
-        case ENXIO: return "ENXIO"
-        case E2BIG: return "E2BIG"
-        case EBADF: return "EBADF"
-        case EAGAIN: return "EAGAIN"
-        case ENOMEM: return "ENOMEM"
-        case EACCES: return "EACCES"
-        case EFAULT: return "EFAULT"
-        case EBUSY: return "EBUSY"
-        case EEXIST: return "EEXIST"
-        case ENODEV: return "ENODEV"
-        case ENOTDIR: return "ENOTDIR"
-        case EINVAL: return "EINVAL"
-        case ENFILE: return "ENFILE"
-        case EMFILE: return "EMFILE"
-        case ENOTTY: return "ENOTTY"
-        case ENOSPC: return "ENOSPC"
-        case ERANGE: return "ERANGE"
-        case ENAMETOOLONG: return "ENAMETOOLONG"
-        case ENOSYS: return "ENOSYS"
-        case ENOBUFS: return "ENOBUFS"
-        case ENOTSOCK: return "ENOTSOCK"
-        case EMSGSIZE: return "EMSGSIZE"
-        case ENOPROTOOPT: return "ENOPROTOOPT"
-        case EPROTONOSUPPORT: return "EPROTONOSUPPORT"
-        case EOPNOTSUPP: return "EOPNOTSUPP"
-        case EAFNOSUPPORT: return "EAFNOSUPPORT"
-        case EADDRINUSE: return "EADDRINUSE"
-        case EADDRNOTAVAIL: return "EADDRNOTAVAIL"
-        case ENETDOWN: return "ENETDOWN"
-        case ENETUNREACH: return "ENETUNREACH"
-        case EHOSTUNREACH: return "EHOSTUNREACH"
-        case ETIMEDOUT: return "ETIMEDOUT"
-        case ECONNREFUSED: return "ECONNREFUSED"
-        case EPROTO: return "EPROTO"
-        case EBADMSG: return "EBADMSG"
-        default: return "errno \(code)"
-        }
-    }
+    static func name(_ code: Int32) -> String { SystemError.name(code) }
 }
 
 /// What a non-blocking call produced: a byte count, or nothing because it would have blocked.

@@ -1,5 +1,4 @@
 import CLwIP
-import CSluiceShims
 
 /// What a `TCPFlow` reports to whoever carries it onward. Called on the stack thread.
 public protocol TCPFlowHandler: AnyObject {

@@ -1,5 +1,4 @@
 import CLwIP
-import CSluiceShims
 
 // lwIP calls back through C function pointers; each recovers its Swift object from the `arg` or netif
 // state pointer (unretained: the stack's flow table owns the flows, the owner owns the stack).

@@ -1,5 +1,4 @@
 import CLwIP
-import CSluiceShims
 import SluiceLog
 import SluiceWire
 
@@ -47,7 +46,7 @@ public final class TCPStack {
     /// - Parameter output: writes one IP packet to the TUN.
     public init(mtu: Int, output: @escaping (UnsafeRawBufferPointer) -> Void) throws(LwIPError) {
         self.output = output
-        sluice_lwip_init_once()
+        LwIPRuntime.initializeOnce()
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard let netif = sluice_netif_create(context, lwipOutput4, lwipOutput6, UInt16(clamping: mtu)) else {
             throw .setupFailed("netif_add failed")

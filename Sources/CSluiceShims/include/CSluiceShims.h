@@ -1,6 +1,5 @@
 // Umbrella header of the C shims. Each shim header says why it exists.
 #pragma once
 #include "sluice_linux.h"
-#include "sluice_lwip.h"
 #include "sluice_tun.h"
 #include "sluice_netlink.h"

@@ -1,9 +1,6 @@
 // Linux headers that Swift's Glibc module does not export (sys/epoll.h, eventfd, timerfd),
 // re-exported here so the event loop can use them.
 #pragma once
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -59,7 +56,7 @@ static inline uint32_t sluice_signalfd_read_signo(int fd) {
     return n == (ssize_t)sizeof si ? si.ssi_signo : 0;
 }
 
-/// accept4 is a GNU extension that Swift's Glibc module does not export.
-static inline int sluice_accept_nonblocking(int fd, struct sockaddr *addr, socklen_t *len) {
-    return accept4(fd, addr, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-}
+/// accept4 is a GNU extension that Swift's Glibc module does not export. Defined in linux.c, which
+/// alone sets _GNU_SOURCE: defining it in a header would change system types (fd_set) seen by other
+/// modules and break the module cache.
+int sluice_accept_nonblocking(int fd, struct sockaddr *addr, socklen_t *len);
