@@ -36,7 +36,12 @@ def pytest_addoption(parser):
                           "(validates the harness). Default: $SLUICE_E2E_MODE or sluice")
 
 
+def _terminate(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")  # so pytest still runs every finalizer
+
+
 def pytest_configure(config):
+    signal.signal(signal.SIGTERM, _terminate)
     config.addinivalue_line("markers", "sluice: needs the sluice binary (skipped in kernel mode)")
     config.addinivalue_line("markers", "e2e_timeout(seconds): limit for this test's body")
 

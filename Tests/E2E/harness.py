@@ -333,3 +333,42 @@ def curl(topo: Topology, args: Sequence[str], max_time: float = 60, connect_time
 
 def url(topo: Topology, family: str, path: str, port: int = HTTP_PORT) -> str:
     return f"http://{topo.url_host(topo.server_addr(family))}:{port}{path}"
+
+
+# -- what `sluice up` installs ---------------------------------------------------------------------
+
+def _canon(items) -> list[str]:
+    return sorted(json.dumps(i, sort_keys=True) for i in items)
+
+
+def net_state(topo: Topology, ns: str) -> dict:
+    """Links, addresses, rules and routes of every table, v4 and v6, in comparable form."""
+    addrs = [(l["ifname"], a.get("local"), a.get("prefixlen")) for l in topo.ip_json(ns, "addr")
+             for a in l.get("addr_info", [])]
+    return {
+        "links": sorted(l["ifname"] for l in topo.ip_json(ns, "link")),
+        "addresses": sorted(f"{i} {a}/{p}" for i, a, p in addrs),
+        "rules4": _canon(topo.ip_json(ns, "-4", "rule")),
+        "rules6": _canon(topo.ip_json(ns, "-6", "rule")),
+        "routes4": _canon(topo.ip_json(ns, "-4", "route", "show", "table", "all")),
+        "routes6": _canon(topo.ip_json(ns, "-6", "route", "show", "table", "all")),
+    }
+
+
+def sluice_footprint(state: dict) -> list[str]:
+    """What of Sluice's is present in a net_state: its TUN, its table, its rules."""
+    found = []
+    if TUN in state["links"]:
+        found.append(f"link {TUN}")
+    found += [f"address {a}" for a in state["addresses"] if a.split()[0] == TUN]
+    for key in ("rules4", "rules6", "routes4", "routes6"):
+        found += [f"{key}: {r}" for r in state[key] if f'"table": "{TABLE}"' in r or f'"dev": "{TUN}"' in r]
+    return found
+
+
+def state_diff(before: dict, after: dict) -> list[str]:
+    out = []
+    for key in before:
+        b, a = set(before[key]), set(after[key])
+        out += [f"{key} + {x}" for x in sorted(a - b)] + [f"{key} - {x}" for x in sorted(b - a)]
+    return out
