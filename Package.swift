@@ -24,8 +24,9 @@ let package = Package(
         .target(name: "SluiceHost", dependencies: ["CSluiceShims", "SluiceWire", "SluiceLog"]),
         .target(name: "SluiceConfig", dependencies: ["SluiceWire"]),
         .target(name: "SluiceStack", dependencies: ["CLwIP", "CSluiceShims", "SluiceWire", "SluiceLoop", "SluiceLog"]),
-        .target(name: "SluiceClient", dependencies: ["SluiceStack", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceHost", "SluiceConfig", "SluiceLog"]),
-        .target(name: "SluiceRelay", dependencies: ["SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceConfig", "SluiceLog"]),
+        .target(name: "SluiceCarrier", dependencies: ["CSluiceShims", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceLog"]),
+        .target(name: "SluiceClient", dependencies: ["SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceHost", "SluiceConfig", "SluiceLog"]),
+        .target(name: "SluiceRelay", dependencies: ["SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceConfig", "SluiceLog"]),
         .executableTarget(name: "sluice", dependencies: ["SluiceClient", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceLog"]),
 
         .executableTarget(name: "MicroBench", dependencies: ["SluiceWire", "SluiceCrypto", "SluiceMux"], path: "Benchmarks/MicroBench"),

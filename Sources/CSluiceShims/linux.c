@@ -1,0 +1,1 @@
+// Linux shims are header-only (include/sluice_linux.h).

@@ -1,12 +1,65 @@
 // Linux headers that Swift's Glibc module does not export (sys/epoll.h, eventfd, timerfd),
 // re-exported here so the event loop can use them.
 #pragma once
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdint.h>
+#include <unistd.h>
+#include <pthread.h>
 
 /// errno of the calling thread (Swift sees errno, but this keeps call sites uniform in C shims).
 static inline int sluice_errno(void) { extern int *__errno_location(void); return *__errno_location(); }
+#include <sys/signalfd.h>
+#include <signal.h>
+
+/// EPOLL* constants are enum members or macros with casts Swift imports inconsistently; these are plain.
+static inline uint32_t sluice_epollin(void) { return EPOLLIN; }
+static inline uint32_t sluice_epollout(void) { return EPOLLOUT; }
+static inline uint32_t sluice_epollerr(void) { return EPOLLERR; }
+static inline uint32_t sluice_epollhup(void) { return EPOLLHUP; }
+static inline uint32_t sluice_epollrdhup(void) { return EPOLLRDHUP; }
+static inline uint32_t sluice_epollet(void) { return EPOLLET; }
+
+/// epoll_event is packed on x86_64; Swift cannot always lay it out, so the loop goes through these.
+static inline int sluice_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data) {
+    struct epoll_event ev = { .events = events, .data = { .u64 = data } };
+    return epoll_ctl(epfd, op, fd, &ev);
+}
+typedef struct { uint32_t events; uint64_t data; } sluice_epoll_result;
+/// Waits like epoll_wait and unpacks the results into an array Swift can read.
+static inline int sluice_epoll_wait(int epfd, sluice_epoll_result *out, int max, int timeout_ms) {
+    struct epoll_event evs[256];
+    if (max > 256) max = 256;
+    int n = epoll_wait(epfd, evs, max, timeout_ms);
+    for (int i = 0; i < n; i++) { out[i].events = evs[i].events; out[i].data = evs[i].data.u64; }
+    return n;
+}
+
+/// Blocks SIGINT/SIGTERM/SIGHUP in the calling thread (call before starting threads) and returns a
+/// signalfd that reports them, so shutdown is an ordinary loop event. sigset macros are not importable.
+static inline int sluice_signalfd_for_shutdown(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0) return -1;
+    return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+static inline uint32_t sluice_signalfd_read_signo(int fd) {
+    struct signalfd_siginfo si;
+    ssize_t n = read(fd, &si, sizeof si);
+    return n == (ssize_t)sizeof si ? si.ssi_signo : 0;
+}
+
+/// accept4 is a GNU extension that Swift's Glibc module does not export.
+static inline int sluice_accept_nonblocking(int fd, struct sockaddr *addr, socklen_t *len) {
+    return accept4(fd, addr, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}

@@ -1,0 +1,134 @@
+// See include/sluice_lwip.h for why these shims exist.
+#include <lwip/init.h>
+#include <lwip/tcp.h>
+#include <lwip/netif.h>
+#include <lwip/ip.h>
+#include <lwip/ip_addr.h>
+#include <lwip/nd6.h>
+#include <string.h>
+#include <stdlib.h>
+#include "sluice_lwip.h"
+
+
+static int lwip_ready = 0;
+
+void sluice_lwip_init_once(void) {
+    if (!lwip_ready) {
+        lwip_init();
+        lwip_ready = 1;
+    }
+}
+
+struct sluice_netif_setup {
+    sluice_output4_fn out4;
+    sluice_output6_fn out6;
+    uint16_t mtu;
+};
+
+static err_t sluice_netif_init(struct netif *netif) {
+    struct sluice_netif_setup *setup = (struct sluice_netif_setup *)netif->state;
+    netif->state = NULL;  // replaced by the caller's state right after netif_add
+    netif->name[0] = 's';
+    netif->name[1] = 'l';
+    netif->output = (netif_output_fn)setup->out4;
+    netif->output_ip6 = (netif_output_ip6_fn)setup->out6;
+    netif->mtu = setup->mtu;
+#if LWIP_IPV6 && LWIP_ND6_ALLOW_RA_UPDATES
+    netif->mtu6 = setup->mtu;
+#endif
+    netif->flags = NETIF_FLAG_UP | NETIF_FLAG_LINK_UP;
+    return ERR_OK;
+}
+
+struct netif *sluice_netif_create(void *state, sluice_output4_fn out4, sluice_output6_fn out6, uint16_t mtu) {
+    struct netif *netif = calloc(1, sizeof *netif);
+    if (!netif) return NULL;
+    struct sluice_netif_setup setup = { out4, out6, mtu };
+    if (!netif_add_noaddr(netif, &setup, sluice_netif_init, ip_input)) {
+        free(netif);
+        return NULL;
+    }
+    netif->state = state;
+#if LWIP_IPV6_SEND_ROUTER_SOLICIT
+    netif->rs_count = 0;
+#endif
+    netif_set_up(netif);
+    netif_set_link_up(netif);
+    netif_set_default(netif);
+    return netif;
+}
+
+void sluice_netif_destroy(struct netif *netif) {
+    netif_remove(netif);
+    free(netif);
+}
+
+void *sluice_netif_state(struct netif *netif) { return netif->state; }
+
+void sluice_netif_set_dest4(struct netif *netif, const uint8_t addr[4]) {
+    ip4_addr_t a;
+    memcpy(&a.addr, addr, 4);
+    ip_addr_copy_from_ip4(netif->ip_addr, a);
+    /* A /0 netmask and no gateway: everything is on link, so replies route back through this netif. */
+    ip4_addr_set_zero(ip_2_ip4(&netif->netmask));
+}
+
+void sluice_netif_set_dest6(struct netif *netif, const uint8_t addr[16]) {
+    ip6_addr_t a;
+    memcpy(a.addr, addr, 16);
+    ip6_addr_clear_zone(&a);
+    ip_addr_copy_from_ip6(netif->ip6_addr[0], a);
+    netif->ip6_addr_state[0] = IP6_ADDR_PREFERRED;
+}
+
+sluice_err_t sluice_netif_input(struct netif *netif, struct pbuf *p) { return netif->input(p, netif); }
+
+struct tcp_pcb *sluice_tcp_listen_any(void *arg, sluice_accept_fn accept) {
+    struct tcp_pcb *pcb = tcp_new_ip_type(IPADDR_TYPE_ANY);
+    if (!pcb) return NULL;
+    if (tcp_bind(pcb, IP_ANY_TYPE, 1) != ERR_OK) {
+        tcp_close(pcb);
+        return NULL;
+    }
+    struct tcp_pcb *listener = tcp_listen_with_backlog(pcb, TCP_DEFAULT_LISTEN_BACKLOG);
+    if (!listener) {
+        tcp_close(pcb);
+        return NULL;
+    }
+    tcp_arg(listener, arg);
+    tcp_accept(listener, (tcp_accept_fn)accept);
+    return listener;
+}
+
+void sluice_tcp_listen_set_port(struct tcp_pcb *listener, uint16_t port) {
+    ((struct tcp_pcb_listen *)listener)->local_port = port;
+}
+
+uint32_t sluice_tcp_sndbuf(const struct tcp_pcb *pcb) { return tcp_sndbuf(pcb); }
+uint32_t sluice_tcp_sndqueuelen(const struct tcp_pcb *pcb) { return tcp_sndqueuelen(pcb); }
+uint32_t sluice_tcp_sndqueuelen_max(void) { return TCP_SND_QUEUELEN; }
+uint32_t sluice_tcp_mss(const struct tcp_pcb *pcb) { return tcp_mss(pcb); }
+void sluice_tcp_nagle_disable(struct tcp_pcb *pcb) { tcp_nagle_disable(pcb); }
+
+static void copy_addr(const ip_addr_t *a, uint8_t out[16]) {
+    memset(out, 0, 16);
+    if (IP_IS_V6(a)) memcpy(out, ip_2_ip6(a)->addr, 16);
+    else memcpy(out, &ip_2_ip4(a)->addr, 4);
+}
+
+int sluice_tcp_endpoints(const struct tcp_pcb *pcb, uint8_t local[16], uint16_t *local_port,
+                         uint8_t remote[16], uint16_t *remote_port) {
+    copy_addr(&pcb->local_ip, local);
+    copy_addr(&pcb->remote_ip, remote);
+    *local_port = pcb->local_port;
+    *remote_port = pcb->remote_port;
+    return IP_IS_V6(&pcb->local_ip) ? 6 : 4;
+}
+
+void sluice_tcp_detach(struct tcp_pcb *pcb) {
+    tcp_arg(pcb, NULL);
+    tcp_recv(pcb, NULL);
+    tcp_sent(pcb, NULL);
+    tcp_err(pcb, NULL);
+    tcp_poll(pcb, NULL, 0);
+}

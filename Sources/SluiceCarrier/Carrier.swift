@@ -1,0 +1,204 @@
+import Glibc
+import SluiceCrypto
+import SluiceLog
+import SluiceLoop
+import SluiceMux
+
+/// Why a carrier ended.
+public enum CarrierEnd: CustomStringConvertible, Sendable {
+    case peerClosed
+    case ioError(SystemError)
+    case recordError(String)
+    case protocolError(MuxError)
+    case idleTimeout
+    case localShutdown
+
+    public var description: String {
+        switch self {
+        case .peerClosed: return "the peer closed the connection"
+        case .ioError(let e): return "\(e)"
+        case .recordError(let why): return "undecryptable record: \(why)"
+        case .protocolError(let e): return "\(e)"
+        case .idleTimeout: return "nothing received for \(Carrier.deadAfterMilliseconds / 1000) s"
+        case .localShutdown: return "shutting down"
+        }
+    }
+}
+
+/// An established carrier: one TCP socket after the Noise handshake, encrypted records in both
+/// directions, and the multiplexing session on top. Loop-confined.
+///
+/// Writes are batched: frames encoded during a loop turn are sealed into records and written at the
+/// end of the turn. The socket is registered edge-triggered for both directions once; nothing toggles
+/// interest afterwards.
+public final class Carrier: MuxSessionDelegate {
+    public static let pingAfterMilliseconds: UInt64 = 10_000
+    public static let deadAfterMilliseconds: UInt64 = 30_000
+
+    public let socket: Socket
+    public let label: String
+    private unowned let loop: EventLoop
+    private var sealer: RecordSealer
+    private var opener: RecordOpener
+    public private(set) var session: MuxSession!
+    private let outbound = ByteQueue(capacity: 1 << 20)
+    private var lastReceive: UInt64
+    private var livenessTimer: LoopTimer?
+    private var flushScheduled = false
+    private var writable = true
+    public private(set) var isClosed = false
+    /// Called once when the carrier ends, after every stream was reset.
+    public var onClose: ((Carrier, CarrierEnd) -> Void)?
+
+    public init(socket: Socket, keys: TransportKeys, role: MuxSession.Role, settings: MuxSettings, loop: EventLoop, label: String) throws(SystemError) {
+        self.socket = socket
+        self.loop = loop
+        self.label = label
+        self.sealer = RecordSealer(key: keys.sending)
+        self.opener = RecordOpener(key: keys.receiving)
+        self.lastReceive = loop.now
+        self.session = MuxSession(role: role, settings: settings, delegate: self)
+        try loop.register(fd: socket.fd, events: [.readable, .writable, .readHangup, .edgeTriggered]) { [unowned self] events in
+            self.handle(events)
+        }
+        scheduleLiveness()
+    }
+
+    /// Closes the socket and resets every stream.
+    public func close(_ end: CarrierEnd) {
+        guard !isClosed else { return }
+        isClosed = true
+        livenessTimer?.cancel()
+        loop.deregister(fd: socket.fd)
+        socket.close()
+        outbound.removeAll()
+        session.close(.closed, message: "carrier \(label) closed: \(end)")
+        let callback = onClose
+        onClose = nil
+        callback?(self, end)
+    }
+
+    private func handle(_ events: IOEvents) {
+        if events.contains(.readable) || events.contains(.readHangup) || events.contains(.error) || events.contains(.hangup) {
+            readAvailable()
+        }
+        if !isClosed && events.contains(.writable) {
+            writable = true
+            writeOutbound()
+        }
+    }
+
+    private func readAvailable() {
+        while !isClosed {
+            var result: IOResult<Int> = .wouldBlock
+            do {
+                opener.receive(minimum: 64 * 1024) { buffer in
+                    result = (try? socket.read(into: buffer)) ?? .done(-1)
+                    if case .done(let n) = result { return n }
+                    return 0
+                }
+            }
+            switch result {
+            case .wouldBlock:
+                return
+            case .done(0):
+                close(.peerClosed)
+                return
+            case .done(let n) where n < 0:
+                close(.ioError(SystemError("read from carrier")))
+                return
+            case .done:
+                lastReceive = loop.now
+                deliverRecords()
+            }
+        }
+    }
+
+    private func deliverRecords() {
+        while !isClosed {
+            let record: UnsafeRawBufferPointer?
+            do {
+                record = try opener.nextRecord()
+            } catch {
+                Log.warning("carrier \(label): \(error)", "carrier")
+                close(.recordError("\(error)"))
+                return
+            }
+            guard let record else { return }
+            do {
+                try session.receive(record: record)
+            } catch {
+                Log.warning("carrier \(label): \(error)", "carrier")
+                session.goAway(.protocolError)
+                flush()
+                close(.protocolError(error))
+                return
+            }
+        }
+    }
+
+    // MARK: MuxSessionDelegate
+
+    public func session(_ session: MuxSession, didRequest stream: MuxStream, to destination: Destination) {
+        onStreamRequest?(stream, destination)
+    }
+
+    /// Relay side: called for each OPEN from the client.
+    public var onStreamRequest: ((MuxStream, Destination) -> Void)?
+
+    public func session(_ session: MuxSession, sealRecord plaintext: UnsafeRawBufferPointer) {
+        do {
+            try sealer.seal(plaintext, into: outbound)
+        } catch {
+            loop.afterTurn { [weak self] in self?.close(.recordError("\(error)")) }
+        }
+    }
+
+    public func queuedBytes(for session: MuxSession) -> Int { outbound.count }
+
+    public func sessionNeedsFlush(_ session: MuxSession) {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        loop.afterTurn { [weak self] in self?.flush() }
+    }
+
+    /// Seals pending frames and writes what the socket takes.
+    public func flush() {
+        flushScheduled = false
+        guard !isClosed else { return }
+        session.flush()
+        writeOutbound()
+    }
+
+    private func writeOutbound() {
+        let before = outbound.count
+        while writable && !outbound.isEmpty {
+            do {
+                switch try socket.write(outbound.readableBytes) {
+                case .done(let n): outbound.consume(n)
+                case .wouldBlock: writable = false
+                }
+            } catch {
+                close(.ioError(error))
+                return
+            }
+        }
+        if outbound.count < before { session.carrierDrained() }
+    }
+
+    // MARK: liveness
+
+    private func scheduleLiveness() {
+        livenessTimer = loop.schedule(afterMilliseconds: Self.pingAfterMilliseconds) { [weak self] in
+            guard let self, !self.isClosed else { return }
+            let idle = self.loop.now - self.lastReceive
+            if idle >= Self.deadAfterMilliseconds {
+                Log.info("carrier \(self.label): \(CarrierEnd.idleTimeout)", "carrier")
+                self.close(.idleTimeout)
+                return
+            }
+            if idle >= Self.pingAfterMilliseconds { self.session.ping(self.loop.now) }
+            self.scheduleLiveness()
+        }
+    }
+}

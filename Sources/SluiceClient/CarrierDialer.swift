@@ -1,0 +1,133 @@
+import Glibc
+import SluiceCarrier
+import SluiceCrypto
+import SluiceLog
+import SluiceLoop
+import SluiceWire
+
+/// Connects one carrier: TCP connect (socket marked so it never routes into the TUN), Noise message 1,
+/// message 2 within the handshake timeout. Loop-confined; reports exactly once.
+final class CarrierDialer {
+    enum Outcome {
+        case established(Socket, TransportKeys)
+        case failed(String)
+    }
+
+    static let timeoutMilliseconds: UInt64 = 5_000
+
+    private unowned let loop: EventLoop
+    private let settings: ClientSettings
+    private var socket: Socket?
+    private var initiator: SluiceInitiator?
+    private var response = [UInt8]()
+    private var connected = false
+    private var timer: LoopTimer?
+    private var completion: ((Outcome) -> Void)?
+    private var scratch = [UInt8](repeating: 0, count: SluiceHandshake.message2Length)
+
+    init(settings: ClientSettings, loop: EventLoop, completion: @escaping (Outcome) -> Void) {
+        self.settings = settings
+        self.loop = loop
+        self.completion = completion
+    }
+
+    func start() {
+        do {
+            let s = try Socket.tcp(for: settings.relay.address)
+            socket = s
+            try s.setMark(settings.fwmark)
+            s.setNoDelay()
+            try s.connect(to: settings.relay)
+            try loop.register(fd: s.fd, events: [.readable, .writable, .readHangup, .edgeTriggered]) { [unowned self] in self.handle($0) }
+        } catch {
+            fail("\(error)")
+            return
+        }
+        timer = loop.schedule(afterMilliseconds: Self.timeoutMilliseconds) { [weak self] in
+            guard let self else { return }
+            self.fail(self.connected ? "no handshake response within \(Self.timeoutMilliseconds / 1000) s (wrong relay key, or this client's key is not allowed there?)"
+                                     : "connect timed out")
+        }
+    }
+
+    /// Stops without reporting (client shutdown).
+    func cancel() {
+        completion = nil
+        cleanup(closeSocket: true)
+    }
+
+    private func handle(_ events: IOEvents) {
+        guard let socket, completion != nil else { return }
+        if !connected {
+            guard events.contains(.writable) || events.contains(.error) || events.contains(.hangup) else { return }
+            let err = socket.pendingError()
+            guard err == 0 else {
+                fail("connect to \(settings.relay): \(SystemError.message(err)) (\(SystemError.name(err)))")
+                return
+            }
+            connected = true
+            do {
+                let initiator = try SluiceInitiator(localStatic: settings.privateKey, relayStatic: settings.relayPublicKey, psk: settings.psk)
+                let message = initiator.message1
+                self.initiator = initiator
+                guard case .done(message.count)? = message.withUnsafeBytes({ try? socket.write($0) }) else {
+                    fail("could not send the handshake")
+                    return
+                }
+            } catch {
+                fail("\(error)")
+                return
+            }
+        }
+        if events.contains(.readable) || events.contains(.readHangup) || events.contains(.hangup) || events.contains(.error) { readResponse() }
+    }
+
+    private func readResponse() {
+        guard let socket else { return }
+        while completion != nil {
+            let want = SluiceHandshake.message2Length - response.count
+            let result: IOResult<Int>
+            do {
+                result = try scratch.withUnsafeMutableBytes { try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want])) }
+            } catch {
+                fail("\(error)")
+                return
+            }
+            switch result {
+            case .wouldBlock: return
+            case .done(0):
+                fail("the relay closed the connection during the handshake")
+                return
+            case .done(let n):
+                response.append(contentsOf: scratch[0..<n])
+                guard response.count == SluiceHandshake.message2Length else { continue }
+                do {
+                    let keys = try initiator!.finish(message2: response)
+                    let done = completion
+                    completion = nil
+                    cleanup(closeSocket: false)
+                    done?(.established(socket, keys))
+                } catch {
+                    fail("handshake response rejected: \(error)")
+                }
+                return
+            }
+        }
+    }
+
+    private func fail(_ why: String) {
+        let done = completion
+        completion = nil
+        cleanup(closeSocket: true)
+        done?(.failed(why))
+    }
+
+    private func cleanup(closeSocket: Bool) {
+        timer?.cancel()
+        if let socket {
+            loop.deregister(fd: socket.fd)
+            if closeSocket { socket.close() }
+        }
+        socket = nil
+    }
+}

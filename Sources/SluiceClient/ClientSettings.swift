@@ -1,0 +1,34 @@
+import SluiceCrypto
+import SluiceMux
+import SluiceWire
+
+/// Settings of `sluice up`, resolved from the command line or a config file.
+public struct ClientSettings: Sendable {
+    public var relay: SocketEndpoint
+    public var relayPublicKey: PublicKey
+    public var privateKey: PrivateKey
+    public var psk: PresharedKey?
+    public var tunName: String
+    public var addresses: [IPPrefix]
+    public var routes: [IPPrefix]
+    public var mtu: Int
+    public var carriers: Int
+    public var fwmark: UInt32
+    public var table: UInt32
+    public var mux = MuxSettings()
+
+    public init(relay: SocketEndpoint, relayPublicKey: PublicKey, privateKey: PrivateKey, psk: PresharedKey?, tunName: String,
+                addresses: [IPPrefix], routes: [IPPrefix], mtu: Int, carriers: Int, fwmark: UInt32, table: UInt32) {
+        self.relay = relay
+        self.relayPublicKey = relayPublicKey
+        self.privateKey = privateKey
+        self.psk = psk
+        self.tunName = tunName
+        self.addresses = addresses
+        self.routes = routes
+        self.mtu = mtu
+        self.carriers = carriers
+        self.fwmark = fwmark
+        self.table = table
+    }
+}

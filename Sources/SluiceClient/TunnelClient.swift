@@ -1,0 +1,126 @@
+import CSluiceShims
+import Glibc
+import SluiceCarrier
+import SluiceHost
+import SluiceLog
+import SluiceLoop
+import SluiceMux
+import SluiceStack
+
+/// `sluice up`: the TUN device, its addresses and routes, lwIP and the carriers, on one event loop.
+///
+/// Data path (client): TUN read → lwIP (accept-any) → FlowBridge → MuxStream → Carrier (records) →
+/// relay; and back: Carrier → MuxStream → FlowBridge → lwIP → TUN write. The loop's thread owns lwIP;
+/// nothing else touches it.
+public final class TunnelClient: TCPStackDelegate {
+    let settings: ClientSettings
+    let loop: EventLoop
+    private let tun: TunDevice
+    private var routing: HostRouting?
+    private(set) var stack: TCPStack!
+    private var pool: CarrierPool!
+    private var bridges: [FlowKey: FlowBridge] = [:]
+    private var packet = [UInt8](repeating: 0, count: 65536)
+    private var signalFD: Int32 = -1
+
+    /// Opens the TUN and installs addresses, routes and rules. On failure nothing stays installed.
+    public init(settings: ClientSettings) throws {
+        self.settings = settings
+        loop = try EventLoop()
+        tun = try TunDevice(name: settings.tunName)
+        do {
+            routing = try HostRouting(installing: HostRouting.tunnelPlan(
+                interface: tun.name, mtu: settings.mtu, addresses: settings.addresses, routes: settings.routes,
+                table: settings.table, fwmark: settings.fwmark))
+            let tun = self.tun
+            stack = try TCPStack(mtu: settings.mtu) { packet in _ = try? tun.write(packet) }
+        } catch {
+            teardownHost()
+            throw error
+        }
+        stack.delegate = self
+        pool = CarrierPool(settings: settings, loop: loop)
+    }
+
+    /// Runs until SIGINT, SIGTERM or SIGHUP, then removes everything it installed.
+    public func run() throws {
+        signalFD = sluice_signalfd_for_shutdown()
+        if signalFD >= 0 {
+            try loop.register(fd: signalFD, events: [.readable]) { [unowned self] _ in
+                let signo = sluice_signalfd_read_signo(self.signalFD)
+                Log.info("signal \(signo) received; shutting down", "client")
+                self.loop.stop()
+            }
+        }
+        try loop.register(fd: tun.fd, events: [.readable]) { [unowned self] _ in self.readTUN() }
+        loop.sleepBound = { [unowned self] in self.stack.timerSleepMilliseconds }
+        loop.addEndOfTurnHook { [unowned self] in
+            self.stack.runTimers()
+            self.stack.flushOutput()
+        }
+        Log.info("tunnel \(tun.name) up: \(settings.addresses.map(\.description).joined(separator: ", ")); routes \(settings.routes.map(\.description).joined(separator: ", ")); relay \(settings.relay)", "client")
+        pool.start()
+        loop.run()
+        shutdown()
+    }
+
+    private func shutdown() {
+        pool.stop()
+        stack.flushOutput()
+        stack.shutdown()
+        loop.deregister(fd: tun.fd)
+        if signalFD >= 0 {
+            loop.deregister(fd: signalFD)
+            close(signalFD)
+        }
+        teardownHost()
+        Log.info("tunnel \(tun.name) down; routes and rules removed", "client")
+    }
+
+    private func teardownHost() {
+        for failure in routing?.undo() ?? [] { Log.warning("cleanup: \(failure)", "client") }
+        routing = nil
+    }
+
+    private func readTUN() {
+        for _ in 0..<256 {
+            let n: Int
+            do {
+                let result = try packet.withUnsafeMutableBytes { try tun.read(into: $0) }
+                guard case .transferred(let count) = result else { return }
+                n = count
+            } catch {
+                Log.warning("TUN read: \(error)", "client")
+                return
+            }
+            packet.withUnsafeBytes { stack.input(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+        }
+    }
+
+    // MARK: TCPStackDelegate
+
+    public func stack(_ stack: TCPStack, didReceiveSYNFor key: FlowKey) {
+        guard let carrier = pool.pick() else {
+            Log.debug("flow \(key) refused: no carrier is up", "client")
+            stack.refuse(key)
+            return
+        }
+        let bridge = FlowBridge(key: key, client: self)
+        bridges[key] = bridge
+        bridge.open(on: carrier)
+    }
+
+    public func stack(_ stack: TCPStack, didAbandon key: FlowKey) { bridges[key]?.abandon() }
+
+    public func stack(_ stack: TCPStack, didAccept flow: TCPFlow) {
+        guard let bridge = bridges[flow.key] else {
+            flow.abort()
+            return
+        }
+        bridge.attach(flow)
+    }
+
+    func bridgeEnded(_ bridge: FlowBridge) {
+        if bridges[bridge.key] === bridge { bridges[bridge.key] = nil }
+    }
+}

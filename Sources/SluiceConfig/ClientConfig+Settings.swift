@@ -1,0 +1,49 @@
+import SluiceWire
+
+extension ClientConfig {
+    /// Validates `sluice up`'s settings.
+    ///
+    /// A relay address inside a `--route` prefix is a warning, not an error: carrier sockets carry
+    /// `SO_MARK = fwmark`, and the policy rule keeps marked packets out of the tunnel's table, so the
+    /// carrier cannot loop into the tunnel. It stays worth a log line because removing that rule by
+    /// hand would make it loop.
+    init(settings: Settings) throws(ConfigError) {
+        var warnings: [ConfigWarning] = []
+        let relay = try settings.endpoint(try settings.required("relay"), example: "10.10.0.2:7000 or [fd00::2]:7000")
+        let relayPublicKey = try settings.publicKey(try settings.required("relay-public-key"))
+        let privateKey = try settings.requiredKeyFile("private-key", what: "private key file", warnings: &warnings)
+        let psk = try settings.keyFile("psk", what: "pre-shared key file", warnings: &warnings)
+        let tun = try settings.interfaceName("tun")
+
+        var addresses: [IPPrefix] = []
+        for raw in try settings.requiredAll("address") {
+            let address = try settings.interfaceAddress(raw)
+            if !addresses.contains(address) { addresses.append(address) }
+        }
+        var routes: [IPPrefix] = []
+        for raw in settings.all("route") {
+            let route = try settings.route(raw)
+            if !routes.contains(route) { routes.append(route) }
+        }
+
+        let mtu = try settings.integer("mtu", default: Self.defaultMTU, range: Self.mtuRange)
+        let carriers = try settings.integer("carriers", default: Self.defaultCarriers, range: Self.carriersRange)
+        let fwmark = try settings.integer("fwmark", default: Self.defaultFwmark, range: Self.fwmarkRange)
+        let table = try settings.integer("table", default: Self.defaultTable, range: 1...UInt32.max)
+        if Self.reservedTables.contains(table), let raw = settings.value("table") {
+            throw .invalidValue(raw.origin, value: raw.text,
+                                expected: "usable: 253, 254 and 255 are the kernel's default, main and local tables; pick an unused one such as \(Self.defaultTable)")
+        }
+
+        for route in routes where route.contains(relay.address) {
+            warnings.append(.relayInsideRoute(relay: relay.address, route: route))
+        }
+        for route in routes where !addresses.contains(where: { $0.address.isIPv4 == route.address.isIPv4 }) {
+            warnings.append(.routeWithoutAddressFamily(route: route))
+        }
+
+        self.init(relay: relay, relayPublicKey: relayPublicKey, privateKey: privateKey, psk: psk, tun: tun,
+                  addresses: addresses, routes: routes, mtu: mtu, carriers: carriers, fwmark: fwmark, table: table,
+                  logLevel: try settings.logLevel(), warnings: warnings)
+    }
+}

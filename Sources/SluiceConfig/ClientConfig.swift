@@ -1,0 +1,65 @@
+import SluiceWire
+
+/// Validated settings of `sluice up`. Built by `CommandLineParser` from flags and/or a JSON file;
+/// every value here has passed its checks.
+public struct ClientConfig: Sendable, Equatable {
+    public static let defaultMTU = 1500
+    public static let mtuRange = 1280...65_535
+    public static let defaultCarriers = 2
+    public static let carriersRange = 1...16
+    /// "SL" in ASCII.
+    public static let defaultFwmark: UInt32 = 0x534c
+    public static let fwmarkRange: ClosedRange<UInt32> = 1...UInt32.max
+    /// 0x534c in decimal, so the table and the mark are easy to match up.
+    public static let defaultTable: UInt32 = 21_324
+    /// 0 (unspec) and 253...255 (default, main, local) are the kernel's own tables.
+    public static let reservedTables: Set<UInt32> = [0, 253, 254, 255]
+
+    /// The relay's endpoint (`--relay`).
+    public let relay: SocketEndpoint
+    /// The relay's static public key, 32 bytes (`--relay-public-key`).
+    public let relayPublicKey: [UInt8]
+    /// This client's static private key, 32 bytes (`--private-key`).
+    public let privateKey: [UInt8]
+    /// The pre-shared key (`--psk`), or nil for none.
+    public let psk: [UInt8]?
+    /// Name of the TUN device (`--tun`), a valid Linux interface name.
+    public let tun: String
+    /// Addresses of the TUN device with their prefix lengths (`--address`); never empty.
+    public let addresses: [IPPrefix]
+    /// Destination prefixes routed into the tunnel (`--route`), host bits clear; may be empty.
+    public let routes: [IPPrefix]
+    /// MTU of the TUN device (`--mtu`).
+    public let mtu: Int
+    /// Carriers (TCP connections) to keep to the relay (`--carriers`).
+    public let carriers: Int
+    /// SO_MARK on carrier sockets (`--fwmark`); nonzero.
+    public let fwmark: UInt32
+    /// Routing table for the routes (`--table`); not a reserved table.
+    public let table: UInt32
+    /// Canonical `--log-level` name; `SluiceLog.LogLevel(name:)` accepts it.
+    public let logLevel: String
+    /// Conditions worth a log line; the CLI logs them.
+    public let warnings: [ConfigWarning]
+
+    public init(relay: SocketEndpoint, relayPublicKey: [UInt8], privateKey: [UInt8], psk: [UInt8]? = nil, tun: String,
+                addresses: [IPPrefix], routes: [IPPrefix], mtu: Int = ClientConfig.defaultMTU,
+                carriers: Int = ClientConfig.defaultCarriers, fwmark: UInt32 = ClientConfig.defaultFwmark,
+                table: UInt32 = ClientConfig.defaultTable, logLevel: String = "info", warnings: [ConfigWarning] = []) {
+        precondition(relayPublicKey.count == KeyText.keyLength && privateKey.count == KeyText.keyLength
+                     && (psk?.count ?? KeyText.keyLength) == KeyText.keyLength, "keys are 32 bytes")
+        self.relay = relay
+        self.relayPublicKey = relayPublicKey
+        self.privateKey = privateKey
+        self.psk = psk
+        self.tun = tun
+        self.addresses = addresses
+        self.routes = routes
+        self.mtu = mtu
+        self.carriers = carriers
+        self.fwmark = fwmark
+        self.table = table
+        self.logLevel = logLevel
+        self.warnings = warnings
+    }
+}

@@ -1,0 +1,15 @@
+/// What the command line asks for, fully validated. The CLI runs it; errors never get this far.
+public enum Command: Sendable, Equatable {
+    /// Print a new private key.
+    case keygen
+    /// Read a private key on standard input, print its public key.
+    case pubkey
+    /// Run the relay.
+    case relay(RelayConfig)
+    /// Bring up the client tunnel.
+    case up(ClientConfig)
+    /// Print this usage text to standard output and exit 0.
+    case help(String)
+    /// Print the version and exit 0.
+    case version
+}

@@ -1,0 +1,80 @@
+/// The commands and their flags. Flag names here are a public contract: scripts depend on them.
+extension CommandSpec {
+    static let keygen = CommandSpec(
+        name: "keygen", summary: "print a new private key (base64) to standard output",
+        synopsis: [""], about: "Like `wg genkey`: sluice keygen > client.key (run `umask 077` first).",
+        flags: [.help], build: { _ throws(ConfigError) in .keygen })
+
+    static let pubkey = CommandSpec(
+        name: "pubkey", summary: "read a private key on standard input, print its public key",
+        synopsis: ["< client.key"], about: "Like `wg pubkey`: sluice pubkey < client.key > client.pub",
+        flags: [.help], build: { _ throws(ConfigError) in .pubkey })
+
+    static let relay = CommandSpec(
+        name: "relay", summary: "accept carriers from allowed clients and connect their streams",
+        synopsis: ["--listen ENDPOINT --private-key FILE --allow-client KEY... [options]", "--config FILE [options]"],
+        about: "Runs the relay end: authenticates clients by public key and opens their TCP streams to the destinations they name.",
+        flags: [
+            FlagSpec("listen", "ENDPOINT", presence: .required,
+                     help: "address and port to listen on: 0.0.0.0:7000 or [::]:7000"),
+            FlagSpec("private-key", "FILE", kind: .path, presence: .required,
+                     help: "file holding the relay's private key, base64"),
+            FlagSpec("allow-client", "KEY", repeatable: true, presence: .atLeastOnce,
+                     help: "base64 public key of a client allowed in; repeat for each client"),
+            FlagSpec("psk", "FILE", kind: .path,
+                     help: "file holding a pre-shared key, base64; clients must use the same one"),
+            FlagSpec("max-streams", "N", kind: .integer, presence: .optional(default: String(RelayConfig.defaultMaxStreams)),
+                     help: "streams one client may have open at once, \(RelayConfig.maxStreamsRange.lowerBound)..\(RelayConfig.maxStreamsRange.upperBound)"),
+            FlagSpec("handshake-timeout", "SECONDS", kind: .seconds,
+                     presence: .optional(default: RelayConfig.defaultHandshakeTimeoutSeconds.secondsText),
+                     help: "time a new carrier has to complete its handshake"),
+            .logLevel,
+            .config,
+            .help,
+        ],
+        build: { settings throws(ConfigError) in .relay(try RelayConfig(settings: settings)) })
+
+    static let up = CommandSpec(
+        name: "up", summary: "bring up the tunnel and carry the --route prefixes through a relay",
+        synopsis: [
+            "--relay ENDPOINT --relay-public-key KEY --private-key FILE --tun NAME --address CIDR... [--route CIDR...] [options]",
+            "--config FILE [options]",
+        ],
+        about: "Creates the TUN device, routes the --route prefixes into it, and carries their TCP flows to the relay.",
+        flags: [
+            FlagSpec("relay", "ENDPOINT", presence: .required,
+                     help: "relay address and port: 10.10.0.2:7000 or [fd00::2]:7000"),
+            FlagSpec("relay-public-key", "KEY", presence: .required,
+                     help: "the relay's base64 public key"),
+            FlagSpec("private-key", "FILE", kind: .path, presence: .required,
+                     help: "file holding this client's private key, base64"),
+            FlagSpec("psk", "FILE", kind: .path,
+                     help: "file holding a pre-shared key, base64, the same as the relay's"),
+            FlagSpec("tun", "NAME", presence: .required,
+                     help: "name of the TUN device to create, at most 15 bytes"),
+            FlagSpec("address", "CIDR", repeatable: true, presence: .atLeastOnce,
+                     help: "address of the TUN device with prefix length, as 198.18.0.1/30 or fd53::1/126; repeatable"),
+            FlagSpec("route", "CIDR", repeatable: true,
+                     help: "prefix to send through the tunnel, as 10.20.0.0/24 or fd20::/64; repeatable"),
+            FlagSpec("mtu", "BYTES", kind: .integer, presence: .optional(default: String(ClientConfig.defaultMTU)),
+                     help: "MTU of the TUN device, \(ClientConfig.mtuRange.lowerBound)..\(ClientConfig.mtuRange.upperBound)"),
+            FlagSpec("carriers", "N", kind: .integer, presence: .optional(default: String(ClientConfig.defaultCarriers)),
+                     help: "TCP connections to the relay that share the streams, \(ClientConfig.carriersRange.lowerBound)..\(ClientConfig.carriersRange.upperBound)"),
+            FlagSpec("fwmark", "MARK", kind: .integerOrHex,
+                     presence: .optional(default: "0x" + String(ClientConfig.defaultFwmark, radix: 16)),
+                     help: "SO_MARK of carrier sockets so they bypass the tunnel; decimal or 0x hex"),
+            FlagSpec("table", "ID", kind: .integerOrHex, presence: .optional(default: String(ClientConfig.defaultTable)),
+                     help: "routing table that holds the --route entries"),
+            .logLevel,
+            .config,
+            .help,
+        ],
+        build: { settings throws(ConfigError) in .up(try ClientConfig(settings: settings)) })
+}
+
+extension Double {
+    /// "5" for 5.0, "2.5" for 2.5: seconds as a person writes them.
+    var secondsText: String {
+        self == rounded() && abs(self) < 1e15 ? String(Int64(self)) : String(self)
+    }
+}

@@ -1,0 +1,77 @@
+/// One option a command accepts: its name, the shape of its value, whether it repeats, and the words
+/// for `--help`. The same entry serves the command line (`--max-streams`), the JSON config file
+/// (`maxStreams`) and the usage text, so the three cannot drift apart.
+struct FlagSpec: Sendable {
+    /// The shape of the value, which decides the JSON type a config file must use and whether a
+    /// relative path is resolved against the config file's directory.
+    enum Kind: Sendable, Equatable {
+        /// A switch such as `--help`: no value.
+        case `switch`
+        /// Free text (endpoints, prefixes, names, key text). JSON: string.
+        case text
+        /// A file name. JSON: string, relative to the config file's directory.
+        case path
+        /// A whole number. JSON: number.
+        case integer
+        /// A whole number, decimal or `0x` hex. JSON: number or string.
+        case integerOrHex
+        /// Seconds, fractions allowed. JSON: number.
+        case seconds
+    }
+
+    /// How the usage text presents the flag.
+    enum Presence: Sendable, Equatable {
+        case required
+        /// Repeatable and needed at least once.
+        case atLeastOnce
+        /// May be left out; `default` is shown as "(default: …)" when there is one.
+        case optional(default: String?)
+    }
+
+    /// The name without dashes: "relay-public-key".
+    let name: String
+    /// The value's name in usage text ("ENDPOINT"); empty for switches.
+    let placeholder: String
+    let kind: Kind
+    let repeatable: Bool
+    let presence: Presence
+    /// One line for `--help`.
+    let help: String
+    /// Whether the flag has a JSON key (`--config` and `--help` do not).
+    let inConfigFile: Bool
+    /// A one-letter alias such as "h", if any.
+    let shortName: Character?
+
+    init(_ name: String, _ placeholder: String = "", kind: Kind = .text, repeatable: Bool = false,
+         presence: Presence = .optional(default: nil), inConfigFile: Bool = true, shortName: Character? = nil,
+         help: String) {
+        self.name = name
+        self.placeholder = placeholder
+        self.kind = kind
+        self.repeatable = repeatable
+        self.presence = presence
+        self.help = help
+        self.inConfigFile = inConfigFile
+        self.shortName = shortName
+    }
+
+    var takesValue: Bool { kind != .switch }
+
+    /// The JSON key: the name in camelCase ("relay-public-key" → "relayPublicKey").
+    var jsonKey: String {
+        let words = name.split(separator: "-")
+        return words.enumerated().map { $0.offset == 0 ? String($0.element) : $0.element.prefix(1).uppercased() + $0.element.dropFirst() }.joined()
+    }
+
+    // MARK: Flags several commands share
+
+    static let help = FlagSpec("help", kind: .switch, inConfigFile: false, shortName: "h", help: "show this help")
+
+    static let config = FlagSpec(
+        "config", "FILE", kind: .path, inConfigFile: false,
+        help: "read settings from a JSON file; flags given as well override it")
+
+    static let logLevel = FlagSpec(
+        "log-level", "LEVEL", presence: .optional(default: LogLevelName.default),
+        help: "error, warning, info, debug or trace")
+}

@@ -1,0 +1,45 @@
+import SluiceWire
+
+/// Validated settings of `sluice relay`. Built by `CommandLineParser` from flags and/or a JSON file;
+/// every value here has passed its checks (keys are 32 bytes, numbers are in range).
+public struct RelayConfig: Sendable, Equatable {
+    public static let defaultMaxStreams = 1024
+    /// Per-client stream cap limits; each stream holds a socket on the relay.
+    public static let maxStreamsRange = 1...65_536
+    public static let defaultHandshakeTimeoutSeconds = 5.0
+    public static let handshakeTimeoutRange = 0.1...300.0
+
+    /// Where to accept carriers (`--listen`), e.g. 0.0.0.0:7000 or [::]:7000.
+    public let listen: SocketEndpoint
+    /// The relay's static private key, 32 bytes (`--private-key`).
+    public let privateKey: [UInt8]
+    /// Public keys of the clients allowed in, 32 bytes each, duplicates removed, in the order given
+    /// (`--allow-client`); never empty.
+    public let allowedClients: [[UInt8]]
+    /// The pre-shared key (`--psk`), or nil for none (the protocol then uses 32 zero bytes).
+    public let psk: [UInt8]?
+    /// Streams one client may have open at once (`--max-streams`).
+    public let maxStreams: Int
+    /// Time a carrier has to finish its handshake (`--handshake-timeout`).
+    public let handshakeTimeout: Duration
+    /// Canonical `--log-level` name; `SluiceLog.LogLevel(name:)` accepts it.
+    public let logLevel: String
+    /// Conditions worth a log line; the CLI logs them.
+    public let warnings: [ConfigWarning]
+
+    public init(listen: SocketEndpoint, privateKey: [UInt8], allowedClients: [[UInt8]], psk: [UInt8]? = nil,
+                maxStreams: Int = RelayConfig.defaultMaxStreams,
+                handshakeTimeout: Duration = .milliseconds(Int64(RelayConfig.defaultHandshakeTimeoutSeconds * 1000)),
+                logLevel: String = "info", warnings: [ConfigWarning] = []) {
+        precondition(privateKey.count == KeyText.keyLength && allowedClients.allSatisfy { $0.count == KeyText.keyLength }
+                     && (psk?.count ?? KeyText.keyLength) == KeyText.keyLength, "keys are 32 bytes")
+        self.listen = listen
+        self.privateKey = privateKey
+        self.allowedClients = allowedClients
+        self.psk = psk
+        self.maxStreams = maxStreams
+        self.handshakeTimeout = handshakeTimeout
+        self.logLevel = logLevel
+        self.warnings = warnings
+    }
+}

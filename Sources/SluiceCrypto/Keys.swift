@@ -1,0 +1,117 @@
+import CSodium
+
+/// A Curve25519 private key (32 bytes), as WireGuard and Noise's `DH_25519` use it.
+///
+/// The public key is computed once at construction. Comparison is constant-time and the
+/// description is redacted, so a key that reaches a log line or a test failure does not leak.
+/// Text encoding (base64) lives with the configuration code, not here.
+public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// Curve25519 scalars are 32 bytes (`crypto_scalarmult_SCALARBYTES`).
+    public static let byteCount = 32
+
+    /// The raw scalar, exactly as given or generated (X25519 clamps it again at every use).
+    public let bytes: [UInt8]
+    /// The matching public key, `crypto_scalarmult_base(bytes)`.
+    public let publicKey: PublicKey
+
+    /// Wraps an existing 32-byte key, for example one read from a configuration file.
+    public init(bytes: [UInt8]) throws(CryptoError) {
+        guard bytes.count == Self.byteCount else {
+            throw .invalidKeyLength(expected: Self.byteCount, actual: bytes.count)
+        }
+        Sodium.ensureInitialized()
+        var pub = [UInt8](repeating: 0, count: PublicKey.byteCount)
+        // Cannot fail: the base-point multiplication has no low-order input to reject.
+        _ = crypto_scalarmult_base(&pub, bytes)
+        self.bytes = bytes
+        self.publicKey = PublicKey(trusted: pub)
+    }
+
+    /// A fresh random key from the kernel's CSPRNG (`randombytes_buf`), clamped like WireGuard's
+    /// `wg genkey` so that the stored bytes are already a canonical X25519 scalar.
+    public static func generate() -> PrivateKey {
+        Sodium.ensureInitialized()
+        var raw = [UInt8](repeating: 0, count: byteCount)
+        randombytes_buf(&raw, byteCount)
+        raw[0] &= 248
+        raw[31] = (raw[31] & 127) | 64
+        // The count is right by construction, so the throwing initialiser cannot throw here.
+        guard let key = try? PrivateKey(bytes: raw) else { preconditionFailure("32-byte key rejected") }
+        return key
+    }
+
+    /// X25519(self, peer): the shared secret Noise calls `DH(self, peer)`.
+    /// Throws `weakPublicKey` when the result is all zeros (a low-order peer point).
+    func sharedSecret(with peer: PublicKey) throws(CryptoError) -> [UInt8] {
+        Sodium.ensureInitialized()
+        var out = [UInt8](repeating: 0, count: 32)
+        guard crypto_scalarmult(&out, bytes, peer.bytes) == 0 else { throw .weakPublicKey }
+        return out
+    }
+
+    /// Constant-time, because comparing secrets with `==` on arrays leaks where they differ.
+    public static func == (a: PrivateKey, b: PrivateKey) -> Bool {
+        sodium_memcmp(a.bytes, b.bytes, byteCount) == 0
+    }
+
+    public var description: String { "PrivateKey(redacted)" }
+    public var debugDescription: String { description }
+}
+
+/// A Curve25519 public key (32 bytes). Public keys are not secret: plain `Hashable` is fine, and it
+/// lets the relay keep tables keyed by client key.
+public struct PublicKey: Sendable, Hashable {
+    /// Curve25519 points are 32 bytes (`crypto_scalarmult_BYTES`).
+    public static let byteCount = 32
+
+    /// The raw little-endian u-coordinate.
+    public let bytes: [UInt8]
+
+    /// Wraps 32 bytes. Low-order points are accepted here and rejected by the handshake, where a
+    /// Diffie-Hellman result of zero reveals them.
+    public init(bytes: [UInt8]) throws(CryptoError) {
+        guard bytes.count == Self.byteCount else {
+            throw .invalidKeyLength(expected: Self.byteCount, actual: bytes.count)
+        }
+        self.bytes = bytes
+    }
+
+    /// For bytes whose length this module already guarantees.
+    init(trusted bytes: [UInt8]) {
+        assert(bytes.count == Self.byteCount)
+        self.bytes = bytes
+    }
+}
+
+/// A Noise pre-shared key (32 bytes), mixed in by the `psk` token of IKpsk2.
+///
+/// Sluice without a configured PSK uses `PresharedKey.zero` (32 zero bytes), as docs/protocol.md §1
+/// says. Comparison is constant-time and the description redacted, as for `PrivateKey`.
+public struct PresharedKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// Noise requires PSKs of exactly 32 bytes.
+    public static let byteCount = 32
+    /// The PSK of a deployment that did not configure one.
+    public static let zero = PresharedKey(trusted: [UInt8](repeating: 0, count: byteCount))
+
+    /// The raw key.
+    public let bytes: [UInt8]
+
+    /// Wraps 32 bytes.
+    public init(bytes: [UInt8]) throws(CryptoError) {
+        guard bytes.count == Self.byteCount else {
+            throw .invalidKeyLength(expected: Self.byteCount, actual: bytes.count)
+        }
+        self.bytes = bytes
+    }
+
+    private init(trusted bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Constant-time: see `PrivateKey.==`.
+    public static func == (a: PresharedKey, b: PresharedKey) -> Bool {
+        Sodium.ensureInitialized()
+        return sodium_memcmp(a.bytes, b.bytes, byteCount) == 0
+    }
+
+    public var description: String { "PresharedKey(redacted)" }
+    public var debugDescription: String { description }
+}

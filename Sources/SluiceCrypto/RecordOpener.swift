@@ -1,0 +1,100 @@
+import CSodium
+
+/// Reads one direction's records out of the byte stream a TCP socket delivers in arbitrary pieces
+/// (docs/protocol.md §2; the layout is explained on `RecordFormat`).
+///
+/// Feed bytes with `feed` (a copy) or `receive` (read straight into the opener's buffer, e.g. with
+/// `read(2)`), then call `nextRecord()` until it returns nil. Records are decrypted in place in the
+/// opener's own buffer, so a record costs no allocation and no copy beyond the socket read.
+/// One opener per carrier direction, built from `TransportKeys.receiving`, confined to the thread
+/// that reads the carrier. After any error the opener is dead and repeats that error: the protocol
+/// closes the carrier, since a record stream cannot resynchronise.
+public final class RecordOpener {
+    private var schedule: RecordKeySchedule
+    private let buffer: ByteQueue
+    /// The current record's decrypted length, once its two length bytes have arrived.
+    private var pendingLength: Int?
+    private var failure: RecordError?
+
+    /// - Parameters:
+    ///   - key: this end's receiving key.
+    ///   - rekeyInterval: records per key; the protocol fixes 2^20, tests use small values.
+    public convenience init(key: SymmetricKey, rekeyInterval: UInt64 = RecordFormat.defaultRekeyInterval) {
+        self.init(key: key, rekeyInterval: rekeyInterval, startingCounter: 0)
+    }
+
+    /// Starts at an arbitrary record number: only for tests of the counter limit.
+    init(key: SymmetricKey, rekeyInterval: UInt64, startingCounter: UInt64) {
+        schedule = RecordKeySchedule(key: key, rekeyInterval: rekeyInterval, counter: startingCounter)
+        buffer = ByteQueue(capacity: 2 * RecordFormat.maxRecordLength)
+    }
+
+    /// The number of the next record, i.e. how many this opener has opened (from 0).
+    public var counter: UInt64 { schedule.counter }
+
+    /// Received bytes not yet returned as records (at most one partial record after draining).
+    public var bufferedByteCount: Int { buffer.count }
+
+    /// Adds a copy of received bytes.
+    public func feed(_ bytes: UnsafeRawBufferPointer) { buffer.append(bytes) }
+
+    /// Adds a copy of received bytes.
+    public func feed(_ bytes: [UInt8]) { buffer.append(bytes) }
+
+    /// Lets `body` read up to the given region's size straight into the opener's buffer and
+    /// returns what `body` returned (bytes written, or ≤ 0 for EOF/error, which commits nothing).
+    /// The region has at least `minimum` bytes.
+    @discardableResult
+    public func receive<E: Error>(minimum: Int = 64 * 1024,
+                                  _ body: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E) -> Int {
+        try buffer.write(minimum: minimum, body)
+    }
+
+    /// The next complete record's plaintext, or nil when more bytes are needed.
+    ///
+    /// The returned bytes live in the opener's buffer and stay valid until the next call on this
+    /// opener; copy or consume them before that.
+    /// - Throws: `badLength` for a decoded length of 0 or above 65519, `authenticationFailed`,
+    ///   `counterExhausted`; each is final.
+    public func nextRecord() throws(RecordError) -> UnsafeRawBufferPointer? {
+        if let failure { throw failure }
+        let available = buffer.count
+        guard available >= RecordFormat.lengthFieldSize else { return nil }
+        let base = buffer.mutableReadableBytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+
+        let length: Int
+        if let pendingLength {
+            length = pendingLength
+        } else {
+            do {
+                try schedule.checkCounter()
+            } catch {
+                try fail(error)
+            }
+            let masked = UInt16(base[0]) << 8 | UInt16(base[1])
+            length = Int(masked ^ schedule.lengthMask())
+            guard length >= 1, length <= RecordFormat.maxPlaintextLength else { try fail(.badLength(length)) }
+            pendingLength = length
+        }
+        let total = RecordFormat.recordLength(plaintextLength: length)
+        guard available >= total else { return nil }
+
+        let ciphertext = base + RecordFormat.lengthFieldSize
+        let rc = crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+            ciphertext, nil, ciphertext, UInt64(length), ciphertext + length,
+            base, UInt64(RecordFormat.lengthFieldSize), schedule.nonce, schedule.key)
+        guard rc == 0 else { try fail(.authenticationFailed) }
+
+        buffer.consume(total)
+        pendingLength = nil
+        schedule.advance()
+        return UnsafeRawBufferPointer(start: ciphertext, count: length)
+    }
+
+    /// Records the first error for good and throws it.
+    private func fail(_ error: RecordError) throws(RecordError) -> Never {
+        failure = error
+        buffer.removeAll()
+        throw error
+    }
+}

@@ -1,0 +1,49 @@
+/// Sluice's use of Noise (docs/protocol.md §1): `Noise_IKpsk2_25519_ChaChaPoly_SHA256`, prologue
+/// `sluice/1`, two fixed-size messages sent without framing.
+///
+/// ```
+/// message 1, client → relay, 109 bytes: e (32) | encrypted s (48) | encrypted payload (13 + 16)
+///            payload: version u8 = 1 | TAI64N timestamp (12)
+/// message 2, relay → client,  64 bytes: e (32) | encrypted payload (16 + 16)
+///            payload: version u8 = 1 | 15 reserved zero bytes
+/// ```
+///
+/// The client side is `SluiceInitiator`, the relay side `SluiceResponder` with a `ReplayGuard`;
+/// both end in `TransportKeys` for `RecordSealer` and `RecordOpener`. This type only holds the
+/// constants and payload layouts they share.
+public enum SluiceHandshake {
+    /// The Noise prologue: the ASCII bytes `sluice/1`.
+    public static let prologue: [UInt8] = Array("sluice/1".utf8)
+    /// The protocol version both payloads carry.
+    public static let version: UInt8 = 1
+    /// The size of message 1 on the wire.
+    public static let message1Length = 109
+    /// The size of message 2 on the wire.
+    public static let message2Length = 64
+
+    static let pattern = HandshakePattern.IKpsk2
+    static let cipher = NoiseCipher.chaChaPoly
+    static let message1PayloadLength = 1 + Tai64N.byteCount
+    static let message2PayloadLength = 16
+
+    /// Message 1's payload: the version, then the timestamp.
+    static func message1Payload(timestamp: Tai64N) -> [UInt8] {
+        [version] + timestamp.bytes
+    }
+
+    /// Message 2's payload: the version, then reserved zero bytes.
+    static func message2Payload() -> [UInt8] {
+        [version] + [UInt8](repeating: 0, count: message2PayloadLength - 1)
+    }
+
+    /// Checks a message's size before any crypto runs, so garbage costs the relay no DH.
+    static func checkLength(_ message: [UInt8], expected: Int) throws(HandshakeError) {
+        guard message.count == expected else { throw .badLength(expected: expected, actual: message.count) }
+    }
+
+    /// The version byte of a decrypted payload.
+    static func checkVersion(_ payload: [UInt8]) throws(HandshakeError) {
+        guard let first = payload.first else { throw .badLength(expected: 1, actual: 0) }
+        guard first == version else { throw .badVersion(first) }
+    }
+}

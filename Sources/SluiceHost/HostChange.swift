@@ -1,0 +1,23 @@
+/// One change to the host's network configuration that `HostRouting` installs and can undo.
+public enum HostChange: Hashable, Sendable, CustomStringConvertible {
+    /// Set the interface administratively up. Undone by setting it down, but only if it was down.
+    case linkUp(interface: String)
+    /// Set the interface's MTU. Undone by restoring the MTU it had before.
+    case mtu(Int, interface: String)
+    /// Add an address. Undone by deleting it.
+    case address(InterfaceAddress)
+    /// Add a route. Undone by deleting it.
+    case route(Route)
+    /// Add a policy rule. Undone by deleting it.
+    case rule(PolicyRule)
+
+    public var description: String {
+        switch self {
+        case .linkUp(let interface): return "set link \(interface) up"
+        case .mtu(let mtu, let interface): return "set mtu \(mtu) on \(interface)"
+        case .address(let address): return "add address \(address)"
+        case .route(let route): return "add route \(route)"
+        case .rule(let rule): return "add \(rule)"
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import CSluiceShims
+import Glibc
+
+/// A policy routing rule that sends matching packets to a table: `[not] fwmark M/MASK lookup T`
+/// at priority P (what `ip rule add` installs). Sluice adds `not fwmark 0x534c lookup 21324`: all
+/// traffic uses its table, except its own carrier sockets, which carry the mark and so keep the
+/// main table instead of looping into the TUN.
+public struct PolicyRule: Hashable, Sendable, CustomStringConvertible {
+    /// Which rule list the rule lives in; IPv4 and IPv6 rules are separate in the kernel.
+    public enum Family: Hashable, Sendable, CustomStringConvertible {
+        case ipv4, ipv6
+
+        var addressFamily: UInt8 { UInt8(self == .ipv4 ? AF_INET : AF_INET6) }
+        public var description: String { self == .ipv4 ? "IPv4" : "IPv6" }
+    }
+
+    public var family: Family
+    /// The preference (`FRA_PRIORITY`): lower runs first; 0 is `local`, 32766 is `main`.
+    public var priority: UInt32
+    /// The table to look up (`FRA_TABLE`).
+    public var table: UInt32
+    /// The mark to match (`FRA_FWMARK`), or `nil` to match every packet.
+    public var fwmark: UInt32?
+    /// The bits of the mark compared (`FRA_FWMASK`).
+    public var fwmask: UInt32
+    /// Match packets that do NOT match the selector (`FIB_RULE_INVERT`, `ip rule add not ...`).
+    public var invert: Bool
+
+    public init(family: Family, priority: UInt32, table: UInt32, fwmark: UInt32? = nil, fwmask: UInt32 = .max, invert: Bool = false) {
+        self.family = family
+        self.priority = priority
+        self.table = table
+        self.fwmark = fwmark
+        self.fwmask = fwmask
+        self.invert = invert
+    }
+
+    /// `IPv4 rule 21324: not fwmark 0x534c lookup 21324`.
+    public var description: String {
+        var selector = "from all"
+        if let fwmark {
+            selector = "fwmark 0x\(String(fwmark, radix: 16))" + (fwmask == .max ? "" : "/0x\(String(fwmask, radix: 16))")
+        }
+        return "\(family) rule \(priority): \(invert ? "not " : "")\(selector) lookup \(table)"
+    }
+}
+
+/// Rule operations (`RTM_NEWRULE`, `RTM_DELRULE`, `RTM_GETRULE`).
+extension NetlinkSocket {
+    /// Adds `rule`; fails with `EEXIST` if the kernel already has a rule it considers the same.
+    public func add(_ rule: PolicyRule) throws(HostError) {
+        try execute(ruleMessage(rule, type: RTM_NEWRULE, flags: NLM_F_CREATE | NLM_F_EXCL), operation: "add \(rule)")
+    }
+
+    /// Deletes `rule`; fails with `ENOENT` if it is not there. The kernel matches a delete on
+    /// priority, table, mark and mask but not on the invert flag, so this first checks that the
+    /// exact rule (invert flag included) exists, and refuses with `ENOENT` otherwise rather than
+    /// remove a look-alike someone else added.
+    public func delete(_ rule: PolicyRule) throws(HostError) {
+        let operation = "delete \(rule)"
+        let present = try rules(family: rule.family).filter { $0.priority == rule.priority && $0.table == rule.table && $0.fwmark == rule.fwmark && $0.fwmask == rule.fwmask }
+        guard present.contains(rule) else {
+            throw .netlinkRequest(operation: operation, errno: ENOENT, kernelMessage: nil)
+        }
+        guard present.count == 1 else {
+            throw .netlinkReply(operation: operation, problem: "a rule differing only in the invert flag has the same priority, so the kernel cannot tell them apart; remove them by hand (ip rule)")
+        }
+        try execute(ruleMessage(rule, type: RTM_DELRULE, flags: 0), operation: operation)
+    }
+
+    /// The rules of `family`, as far as `PolicyRule` can express them (selectors other than the
+    /// mark, such as `from`, `iif` or `uidrange`, are not shown).
+    public func rules(family: PolicyRule.Family) throws(HostError) -> [PolicyRule] {
+        try ruleMessages(family: family).compactMap { message in
+            guard let header = message.familyHeader(fib_rule_hdr.self) else { return nil }
+            let attributes = message.attributes(after: fib_rule_hdr.self)
+            let fwmark = attributes.uint32(FRA_FWMARK)
+            return PolicyRule(
+                family: family, priority: attributes.uint32(FRA_PRIORITY) ?? 0,
+                table: attributes.uint32(FRA_TABLE) ?? UInt32(header.table),
+                fwmark: fwmark, fwmask: fwmark == nil ? .max : attributes.uint32(FRA_FWMASK) ?? .max,
+                invert: header.flags & UInt32(FIB_RULE_INVERT) != 0)
+        }
+    }
+
+    /// Deletes every rule of `family` that looks up `table`, for cleaning up after a crash; returns
+    /// how many went. Each dumped rule is sent back as its own `RTM_DELRULE`.
+    @discardableResult
+    public func deleteRules(lookingUp table: UInt32, family: PolicyRule.Family) throws(HostError) -> Int {
+        var deleted = 0
+        for var message in try ruleMessages(family: family) {
+            guard let header = message.familyHeader(fib_rule_hdr.self),
+                (message.attributes(after: fib_rule_hdr.self).uint32(FRA_TABLE) ?? UInt32(header.table)) == table
+            else { continue }
+            message.type = UInt16(RTM_DELRULE)
+            message.flags = 0
+            do {
+                try execute(message, operation: "delete a \(family) rule looking up table \(table)")
+                deleted += 1
+            } catch where error.errno == ENOENT {
+                continue
+            }
+        }
+        return deleted
+    }
+
+    private func ruleMessages(family: PolicyRule.Family) throws(HostError) -> [NetlinkMessage] {
+        var header = fib_rule_hdr()
+        header.family = family.addressFamily
+        let request = NetlinkMessage(type: RTM_GETRULE, flags: 0, header: header)
+        return try dump(request, operation: "list \(family) rules").filter { $0.type == RTM_NEWRULE }
+    }
+
+    private func ruleMessage(_ rule: PolicyRule, type: Int, flags: Int32) -> NetlinkMessage {
+        var header = fib_rule_hdr()
+        header.family = rule.family.addressFamily
+        header.table = rule.table < 256 ? UInt8(rule.table) : UInt8(RT_TABLE_UNSPEC.rawValue)
+        header.action = UInt8(FR_ACT_TO_TBL)
+        header.flags = rule.invert ? UInt32(FIB_RULE_INVERT) : 0
+        var message = NetlinkMessage(type: type, flags: flags, header: header)
+        message.append(FRA_PRIORITY, uint32: rule.priority)
+        message.append(FRA_TABLE, uint32: rule.table)
+        if let fwmark = rule.fwmark {
+            message.append(FRA_FWMARK, uint32: fwmark)
+            message.append(FRA_FWMASK, uint32: rule.fwmask)
+        }
+        return message
+    }
+}

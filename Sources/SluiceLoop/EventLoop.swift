@@ -1,0 +1,129 @@
+import CSluiceShims
+import Glibc
+import SluiceLog
+
+/// Readiness bits delivered to an fd handler.
+public struct IOEvents: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    public static let readable = IOEvents(rawValue: sluice_epollin())
+    public static let writable = IOEvents(rawValue: sluice_epollout())
+    public static let error = IOEvents(rawValue: sluice_epollerr())
+    public static let hangup = IOEvents(rawValue: sluice_epollhup())
+    public static let readHangup = IOEvents(rawValue: sluice_epollrdhup())
+    /// Edge-triggered: the handler must read/write until EAGAIN, and is told again only on a new edge.
+    public static let edgeTriggered = IOEvents(rawValue: sluice_epollet())
+}
+
+/// One thread's epoll loop: fd readiness, timers, end-of-turn hooks and tasks posted from other threads.
+///
+/// Everything registered here runs on the loop's thread; the loop and its handlers are not Sendable.
+/// Other threads reach it only through `handle` (`LoopHandle.execute`). lwIP is owned by one such loop.
+public final class EventLoop {
+    public typealias Handler = (IOEvents) -> Void
+
+    private let epollFD: Int32
+    public let handle: LoopHandle
+    private var handlers: [Int32: Handler] = [:]
+    private var timers = TimerQueue()
+    private var endOfTurn: [() -> Void] = []
+    private var afterTurnOnce: [() -> Void] = []
+    private var running = false
+    /// Extra bound on the sleep, in milliseconds (lwIP's `sys_timeouts_sleeptime`); nil = none.
+    public var sleepBound: (() -> UInt32?)?
+
+    public init() throws(SystemError) {
+        let fd = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard fd >= 0 else { throw SystemError("epoll_create1") }
+        epollFD = fd
+        handle = try LoopHandle()
+        guard sluice_epoll_ctl(epollFD, EPOLL_CTL_ADD, handle.wakeFD, sluice_epollin(), UInt64(UInt32(bitPattern: handle.wakeFD))) == 0 else {
+            close(fd)
+            throw SystemError("epoll_ctl(eventfd)")
+        }
+    }
+
+    deinit { close(epollFD) }
+
+    /// Milliseconds on the monotonic clock.
+    public var now: UInt64 { MonotonicClock.milliseconds() }
+
+    /// Watches `fd` for `events`; `handler` runs on this loop's thread when any are ready.
+    public func register(fd: Int32, events: IOEvents, handler: @escaping Handler) throws(SystemError) {
+        guard sluice_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, events.rawValue, UInt64(UInt32(bitPattern: fd))) == 0 else {
+            throw SystemError("epoll_ctl(add fd \(fd))")
+        }
+        handlers[fd] = handler
+    }
+
+    /// Changes the events watched on a registered fd.
+    public func modify(fd: Int32, events: IOEvents) throws(SystemError) {
+        guard sluice_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events.rawValue, UInt64(UInt32(bitPattern: fd))) == 0 else {
+            throw SystemError("epoll_ctl(mod fd \(fd))")
+        }
+    }
+
+    /// Stops watching `fd` (call before closing it). Its handler is released.
+    public func deregister(fd: Int32) {
+        _ = sluice_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0, 0)
+        handlers[fd] = nil
+    }
+
+    /// Runs `action` once, `milliseconds` from now, on this loop.
+    @discardableResult
+    public func schedule(afterMilliseconds milliseconds: UInt64, _ action: @escaping () -> Void) -> LoopTimer {
+        timers.schedule(deadline: now &+ milliseconds, action)
+    }
+
+    /// Runs `hook` at the end of every loop turn, after all events of the turn: where batched output
+    /// (lwIP's `tcp_output`, carrier records) is flushed.
+    public func addEndOfTurnHook(_ hook: @escaping () -> Void) { endOfTurn.append(hook) }
+
+    /// Runs `action` once at the end of the current turn (before the persistent hooks).
+    public func afterTurn(_ action: @escaping () -> Void) { afterTurnOnce.append(action) }
+
+    /// Runs until `stop()`.
+    public func run() {
+        running = true
+        var results = [sluice_epoll_result](repeating: sluice_epoll_result(), count: 128)
+        while running {
+            let timeout = sleepTimeout()
+            let n = results.withUnsafeMutableBufferPointer { sluice_epoll_wait(epollFD, $0.baseAddress, Int32($0.count), timeout) }
+            if n < 0 && errno != EINTR {
+                Log.error("\(SystemError("epoll_wait")); stopping the loop", "loop")
+                return
+            }
+            for i in 0..<max(0, Int(n)) {
+                let fd = Int32(bitPattern: UInt32(truncatingIfNeeded: results[i].data))
+                if fd == handle.wakeFD {
+                    for task in handle.takeTasks() { task() }
+                } else if let handler = handlers[fd] {
+                    handler(IOEvents(rawValue: results[i].events))
+                }
+            }
+            for action in timers.popDue(now: now) { action() }
+            while !afterTurnOnce.isEmpty {
+                let actions = afterTurnOnce
+                afterTurnOnce.removeAll(keepingCapacity: true)
+                for action in actions { action() }
+            }
+            for hook in endOfTurn { hook() }
+        }
+    }
+
+    /// Makes `run()` return after the current turn. Loop thread only; from elsewhere use
+    /// `handle.execute { loop.stop() }`.
+    public func stop() { running = false }
+
+    private func sleepTimeout() -> Int32 {
+        if !afterTurnOnce.isEmpty { return 0 }
+        var timeout: UInt64 = 60_000
+        if let deadline = timers.nextDeadline() {
+            let t = now
+            timeout = deadline > t ? min(timeout, deadline - t) : 0
+        }
+        if let bound = sleepBound?() { timeout = min(timeout, UInt64(bound)) }
+        return Int32(timeout)
+    }
+}

@@ -1,0 +1,86 @@
+import Glibc
+
+/// A failed system call: which operation, on what, and the errno. Renders as
+/// `open(/dev/net/tun): Operation not permitted (EPERM)`, plus a hint when one is known.
+public struct SystemError: Error, CustomStringConvertible, Sendable, Equatable {
+    public let operation: String
+    public let code: Int32
+    public let hint: String?
+
+    public init(_ operation: String, code: Int32 = errno, hint: String? = nil) {
+        self.operation = operation
+        self.code = code
+        self.hint = hint
+    }
+
+    public var description: String {
+        let base = "\(operation): \(SystemError.message(code)) (\(SystemError.name(code)))"
+        return hint.map { "\(base) — \($0)" } ?? base
+    }
+
+    /// strerror text of `code`.
+    public static func message(_ code: Int32) -> String {
+        guard let text = strerror(code) else { return "error \(code)" }
+        return String(validatingCString: text) ?? "error \(code)"
+    }
+
+    /// Symbolic name of the errno values a user of a network tool meets.
+    public static func name(_ code: Int32) -> String {
+        switch code {
+        case EPERM: return "EPERM"
+        case ENOENT: return "ENOENT"
+        case EINTR: return "EINTR"
+        case EIO: return "EIO"
+        case EBADF: return "EBADF"
+        case EAGAIN: return "EAGAIN"
+        case ENOMEM: return "ENOMEM"
+        case EACCES: return "EACCES"
+        case EBUSY: return "EBUSY"
+        case EEXIST: return "EEXIST"
+        case ENODEV: return "ENODEV"
+        case EINVAL: return "EINVAL"
+        case EMFILE: return "EMFILE"
+        case ENFILE: return "ENFILE"
+        case ENOSPC: return "ENOSPC"
+        case EPIPE: return "EPIPE"
+        case EADDRINUSE: return "EADDRINUSE"
+        case EADDRNOTAVAIL: return "EADDRNOTAVAIL"
+        case ENETDOWN: return "ENETDOWN"
+        case ENETUNREACH: return "ENETUNREACH"
+        case ECONNABORTED: return "ECONNABORTED"
+        case ECONNRESET: return "ECONNRESET"
+        case ENOBUFS: return "ENOBUFS"
+        case ENOTCONN: return "ENOTCONN"
+        case ETIMEDOUT: return "ETIMEDOUT"
+        case ECONNREFUSED: return "ECONNREFUSED"
+        case EHOSTUNREACH: return "EHOSTUNREACH"
+        case EHOSTDOWN: return "EHOSTDOWN"
+        case EINPROGRESS: return "EINPROGRESS"
+        case EAFNOSUPPORT: return "EAFNOSUPPORT"
+        case EPROTONOSUPPORT: return "EPROTONOSUPPORT"
+        case EOPNOTSUPP: return "EOPNOTSUPP"
+        case ESRCH: return "ESRCH"
+        default: return "errno \(code)"
+        }
+    }
+}
+
+/// Outcome of a non-blocking system call: done with a value, or would block (EAGAIN).
+public enum IOResult<Value>: Sendable where Value: Sendable {
+    case done(Value)
+    case wouldBlock
+}
+
+/// Runs a system call that returns -1 and sets errno on failure, retrying EINTR and turning EAGAIN into
+/// `.wouldBlock`. Every socket, TUN and eventfd call of the data path goes through here.
+@inline(__always)
+public func syscallRetrying(_ operation: @autoclosure () -> String, _ body: () -> Int) throws(SystemError) -> IOResult<Int> {
+    while true {
+        let r = body()
+        if r >= 0 { return .done(r) }
+        let e = errno
+        if e == EINTR { continue }
+        if e == EAGAIN || e == EWOULDBLOCK { return .wouldBlock }
+        throw SystemError(operation(), code: e)
+    }
+}

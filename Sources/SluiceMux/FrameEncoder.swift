@@ -1,0 +1,120 @@
+/// Appends frames to a caller-owned buffer: the plaintext area of one record.
+///
+/// The encoder owns nothing and allocates nothing; it writes at `count` and moves it on. The usable
+/// space is the buffer, capped at `Frame.maximumRecordPlaintext`. When a frame does not fit, the
+/// append returns `false` and writes nothing: seal the record and start the next one.
+///
+/// DATA has two forms. `appendData(stream:payload:)` copies bytes that are already in memory. For
+/// bytes still in a socket, `dataPayloadSpace()` hands out the room after a DATA header so that
+/// `read(2)` can fill it in place, and `commitData(stream:count:)` then writes the header in front.
+///
+/// Loop-confined like the buffer it writes to.
+public struct FrameEncoder {
+    /// The record plaintext area being filled.
+    public let buffer: UnsafeMutableRawBufferPointer
+    /// Bytes written so far, from the start of `buffer`.
+    public private(set) var count = 0
+
+    /// The largest DATA payload: a frame header and it fill a maximal record (65519 − 7).
+    public static let maximumDataPayload = Frame.maximumRecordPlaintext - Frame.headerLength
+
+    /// Encodes into `buffer`, from its start; at most `Frame.maximumRecordPlaintext` bytes of it are
+    /// used.
+    public init(_ buffer: UnsafeMutableRawBufferPointer) {
+        self.buffer = UnsafeMutableRawBufferPointer(
+            rebasing: buffer[0..<min(buffer.count, Frame.maximumRecordPlaintext)])
+    }
+
+    /// Bytes still free.
+    public var remaining: Int { buffer.count - count }
+
+    /// The frames written so far.
+    public var encoded: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: buffer[0..<count]) }
+
+    /// Forgets everything written, to fill the buffer again.
+    public mutating func removeAll() { count = 0 }
+
+    /// Appends a control frame. Returns `false`, writing nothing, if it does not fit.
+    ///
+    /// Throws `.badDomain` for an OPEN whose domain `Destination.isValidDomain` rejects, and
+    /// `.badStream` for a carrier frame off stream 0 or a stream frame on stream 0. A RESET message
+    /// longer than 200 bytes is cut at a character boundary.
+    public mutating func append(_ frame: Frame) throws(FrameError) -> Bool {
+        if frame.type.isCarrierFrame != (frame.stream == 0) { throw .badStream(frame.type, frame.stream) }
+        if case .open(_, _, _, let destination) = frame, case .domain(let name) = destination.host,
+            !Destination.isValidDomain(name)
+        {
+            throw .badDomain
+        }
+        let payloadLength = frame.payloadLength
+        guard Frame.headerLength + payloadLength <= remaining else { return false }
+        writeHeader(frame.type, stream: frame.stream, length: payloadLength)
+        let at = count + Frame.headerLength
+        switch frame {
+        case .open(_, let window, let proto, let destination):
+            buffer.writeU32(window, at: at)
+            buffer[at + 4] = proto.rawValue
+            _ = try destination.encode(into: buffer, at: at + 5)
+        case .openOK(_, let window):
+            buffer.writeU32(window, at: at)
+        case .credit(_, let increment):
+            buffer.writeU32(increment, at: at)
+        case .fin:
+            break
+        case .reset(_, let reason, let message):
+            buffer[at] = reason.rawValue
+            var i = at + 1
+            for b in message.utf8.prefix(payloadLength - 1) {
+                buffer[i] = b
+                i += 1
+            }
+        case .ping(let opaque), .pong(let opaque):
+            buffer.writeU64(opaque, at: at)
+        case .goAway(let reason):
+            buffer[at] = reason.rawValue
+        }
+        count = at + payloadLength
+        return true
+    }
+
+    /// Appends a DATA frame carrying a copy of `payload`. Returns `false`, writing nothing, if it
+    /// does not fit.
+    ///
+    /// Traps if `stream` is 0 or `payload` is empty or longer than `maximumDataPayload`: the caller
+    /// splits (`min(remaining - Frame.headerLength, maximumDataPayload)` always fits).
+    public mutating func appendData(stream: UInt32, payload: UnsafeRawBufferPointer) -> Bool {
+        precondition(stream != 0, "DATA on stream 0")
+        precondition(!payload.isEmpty && payload.count <= FrameEncoder.maximumDataPayload, "DATA payload size out of range")
+        guard Frame.headerLength + payload.count <= remaining else { return false }
+        writeHeader(.data, stream: stream, length: payload.count)
+        let at = count + Frame.headerLength
+        UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + payload.count]).copyMemory(from: payload)
+        count = at + payload.count
+        return true
+    }
+
+    /// The room for a DATA payload after a header yet to be written: up to `maximumDataPayload`
+    /// bytes, empty if not even a one-byte DATA frame fits. Fill a prefix of it, then call
+    /// `commitData(stream:count:)`; appending anything else first discards it.
+    public func dataPayloadSpace() -> UnsafeMutableRawBufferPointer {
+        let start = count + Frame.headerLength
+        guard start < buffer.count else { return UnsafeMutableRawBufferPointer(rebasing: buffer[count..<count]) }
+        let end = min(buffer.count, start + FrameEncoder.maximumDataPayload)
+        return UnsafeMutableRawBufferPointer(rebasing: buffer[start..<end])
+    }
+
+    /// Completes a DATA frame whose first `count` payload bytes were written into
+    /// `dataPayloadSpace()`. Traps if `stream` is 0 or `count` is 0 or larger than that space.
+    public mutating func commitData(stream: UInt32, count payloadCount: Int) {
+        precondition(stream != 0, "DATA on stream 0")
+        precondition(payloadCount > 0 && payloadCount <= dataPayloadSpace().count, "DATA payload size out of range")
+        writeHeader(.data, stream: stream, length: payloadCount)
+        count += Frame.headerLength + payloadCount
+    }
+
+    private func writeHeader(_ type: FrameType, stream: UInt32, length: Int) {
+        buffer[count] = type.rawValue
+        buffer.writeU32(stream, at: count + 1)
+        buffer.writeU16(UInt16(length), at: count + 5)
+    }
+}

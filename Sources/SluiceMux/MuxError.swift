@@ -1,0 +1,35 @@
+/// Why a carrier's multiplexing failed. Any of these closes the carrier (and resets its streams).
+public enum MuxError: Error, CustomStringConvertible, Sendable {
+    /// A frame did not decode.
+    case badFrame(String)
+    /// The peer sent DATA beyond the window we granted.
+    case windowExceeded(stream: UInt32)
+    /// A frame named a stream that was never opened, or an OPEN reused an id.
+    case unknownStream(UInt32, frame: String)
+    /// The peer opened a stream where only we may (a relay opening toward a client).
+    case unexpectedOpen(UInt32)
+    /// The peer sent GO_AWAY.
+    case peerWentAway(ResetReason)
+
+    public var description: String {
+        switch self {
+        case .badFrame(let why): return "malformed frame from peer: \(why)"
+        case .windowExceeded(let s): return "peer sent more data on stream \(s) than its window allows"
+        case .unknownStream(let s, let frame): return "peer sent \(frame) for stream \(s), which was never opened"
+        case .unexpectedOpen(let s): return "peer tried to open stream \(s), which only the client may do"
+        case .peerWentAway(let reason): return "peer went away (\(reason))"
+        }
+    }
+}
+
+/// Tunables of a session; the defaults are those of docs/protocol.md.
+public struct MuxSettings: Sendable {
+    /// Receive window granted to the peer for each stream.
+    public var streamWindow = 512 * 1024
+    /// Bytes the session may have encoded but not yet written to the carrier socket.
+    public var carrierBudget = 1024 * 1024
+    /// Largest DATA payload per frame.
+    public var maxDataFrame = 32 * 1024
+
+    public init() {}
+}

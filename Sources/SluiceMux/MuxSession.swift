@@ -1,0 +1,256 @@
+import SluiceWire
+
+/// What a session needs from its carrier and tells its owner. Called on the carrier's loop thread.
+public protocol MuxSessionDelegate: AnyObject {
+    /// Relay side: the client asks for a stream to `destination`. Answer with `stream.accept()` once
+    /// connected, or `stream.reset(_:)`; set `stream.handler` first.
+    func session(_ session: MuxSession, didRequest stream: MuxStream, to destination: Destination)
+    /// A finished record's plaintext (whole frames) to seal and queue on the carrier.
+    func session(_ session: MuxSession, sealRecord plaintext: UnsafeRawBufferPointer)
+    /// Ciphertext bytes queued on the carrier and not yet written to its socket.
+    func queuedBytes(for session: MuxSession) -> Int
+    /// Output is pending; the carrier should flush at the end of this loop turn.
+    func sessionNeedsFlush(_ session: MuxSession)
+}
+
+/// Multiplexing on one carrier: stream table, flow control and frame encoding (docs/protocol.md §3–4).
+/// Both ends use it: the client opens streams, the relay accepts them. Loop-confined.
+public final class MuxSession {
+    public enum Role: Sendable { case client, relay }
+
+    public let role: Role
+    public let settings: MuxSettings
+    public unowned let delegate: MuxSessionDelegate
+    private(set) var streams: [UInt32: MuxStream] = [:]
+    private var nextStreamID: UInt32 = 1
+    private var highestPeerStreamID: UInt32 = 0
+    private var waiting: [MuxStream] = []
+    /// Plaintext of the record being assembled.
+    private let recordBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Frame.maximumRecordPlaintext, alignment: 16)
+    private var record: FrameEncoder
+    private var flushRequested = false
+    public private(set) var isClosed = false
+    /// Set when the peer sent GO_AWAY: no new streams on this session.
+    public private(set) var peerGoingAway = false
+
+    public init(role: Role, settings: MuxSettings = MuxSettings(), delegate: MuxSessionDelegate) {
+        self.role = role
+        self.settings = settings
+        self.delegate = delegate
+        record = FrameEncoder(recordBuffer)
+    }
+
+    deinit { recordBuffer.deallocate() }
+
+    /// Live streams on this carrier.
+    public var streamCount: Int { streams.count }
+
+    /// Bytes the carrier can still take before its budget is used up.
+    public var budgetRemaining: Int {
+        max(0, settings.carrierBudget - delegate.queuedBytes(for: self) - record.count)
+    }
+
+    // MARK: opening
+
+    /// Client side: opens a stream to `destination`. The handler hears `streamDidOpen` or a reset.
+    public func open(to destination: Destination, handler: MuxStreamHandler) -> MuxStream {
+        precondition(role == .client, "only the client opens streams")
+        let id = nextStreamID
+        nextStreamID &+= 2
+        let stream = MuxStream(id: id, session: self, sendCredit: 0, receiveWindow: settings.streamWindow)
+        stream.handler = handler
+        streams[id] = stream
+        append(.open(stream: id, window: UInt32(settings.streamWindow), proto: .tcp, destination: destination))
+        return stream
+    }
+
+    // MARK: encoding (called by MuxStream)
+
+    func encodeData(stream: MuxStream, _ bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < bytes.count {
+            let room = record.remaining - Frame.headerLength
+            guard room >= min(1024, bytes.count - offset) else {
+                sealRecord()
+                continue
+            }
+            let n = min(settings.maxDataFrame, bytes.count - offset, room)
+            let appended = record.appendData(stream: stream.id, payload: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + n]))
+            assert(appended, "room was checked")
+            offset += n
+        }
+        requestFlush()
+    }
+
+    func encodeCredit(stream: MuxStream, _ increment: Int) { append(.credit(stream: stream.id, increment: UInt32(increment))) }
+    func encodeFIN(stream: MuxStream) { append(.fin(stream: stream.id)) }
+    func encodeOpenOK(stream: MuxStream) { append(.openOK(stream: stream.id, window: UInt32(stream.receiveWindow))) }
+    func encodeReset(stream id: UInt32, _ reason: ResetReason, message: String) {
+        append(.reset(stream: id, reason: reason, message: message))
+    }
+
+    /// Sends PING with `opaque`; the peer echoes it in PONG.
+    public func ping(_ opaque: UInt64) { append(.ping(opaque)) }
+
+    /// Sends GO_AWAY: we will open or accept no new streams.
+    public func goAway(_ reason: ResetReason) { append(.goAway(reason)) }
+
+    private func append(_ frame: Frame) {
+        guard !isClosed else { return }
+        do {
+            if try !record.append(frame) {
+                sealRecord()
+                _ = try record.append(frame)
+            }
+        } catch {
+            // Only an OPEN with an unencodable domain can fail; the stream layer never builds one.
+            assertionFailure("unencodable frame \(frame): \(error)")
+        }
+        requestFlush()
+    }
+
+    private func requestFlush() {
+        if !flushRequested {
+            flushRequested = true
+            delegate.sessionNeedsFlush(self)
+        }
+    }
+
+    private func sealRecord() {
+        guard record.count > 0 else { return }
+        delegate.session(self, sealRecord: record.encoded)
+        record.removeAll()
+    }
+
+    /// Seals what was encoded this turn. The carrier calls it before writing to its socket.
+    public func flush() {
+        flushRequested = false
+        sealRecord()
+    }
+
+    // MARK: budget
+
+    func waitToSend(_ stream: MuxStream) {
+        if !stream.waitingToSend {
+            stream.waitingToSend = true
+            waiting.append(stream)
+        }
+    }
+
+    /// The carrier wrote to its socket: let waiting streams send again, oldest first, while budget lasts.
+    public func carrierDrained() {
+        var index = 0
+        while index < waiting.count && budgetRemaining > 0 {
+            let stream = waiting[index]
+            index += 1
+            stream.waitingToSend = false
+            if !stream.isClosed && stream.sendCredit > 0 { stream.handler?.streamCanSend(stream) } else if !stream.isClosed {
+                // Still no credit: it is woken by CREDIT instead.
+            }
+        }
+        waiting.removeFirst(index)
+    }
+
+    // MARK: lifecycle
+
+    func closeIfDone(_ stream: MuxStream) {
+        if stream.sentFIN && stream.receivedFIN { remove(stream) }
+    }
+
+    func remove(_ stream: MuxStream) {
+        stream.isClosed = true
+        stream.handler = nil
+        streams[stream.id] = nil
+    }
+
+    /// The carrier is gone: every stream is reset with `reason` and the session accepts nothing more.
+    public func close(_ reason: ResetReason, message: String) {
+        guard !isClosed else { return }
+        isClosed = true
+        let all = streams.values.sorted { $0.id < $1.id }
+        streams.removeAll()
+        waiting.removeAll()
+        record.removeAll()
+        for stream in all {
+            let handler = stream.handler
+            stream.isClosed = true
+            stream.handler = nil
+            handler?.stream(stream, didReset: reason, message: message)
+        }
+    }
+
+    // MARK: receiving
+
+    /// Handles one decrypted record. A thrown error means the carrier must close.
+    public func receive(record plaintext: UnsafeRawBufferPointer) throws(MuxError) {
+        var decoder = FrameDecoder(plaintext)
+        while true {
+            let frame: DecodedFrame?
+            do { frame = try decoder.next() } catch { throw .badFrame("\(error)") }
+            guard let frame, !isClosed else { return }
+            try handle(frame)
+        }
+    }
+
+    private func handle(_ frame: DecodedFrame) throws(MuxError) {
+        switch frame {
+        case .data(let id, let payload):
+            guard let stream = try liveStream(id, "DATA") else { return }
+            guard !stream.receivedFIN, stream.outstanding + payload.count <= stream.receiveWindow else {
+                throw .windowExceeded(stream: id)
+            }
+            stream.outstanding += payload.count
+            stream.handler?.stream(stream, didReceive: payload)
+        case .control(let control):
+            try handle(control)
+        }
+    }
+
+    private func handle(_ frame: Frame) throws(MuxError) {
+        switch frame {
+        case .open(let id, let window, _, let destination):
+            guard role == .relay else { throw .unexpectedOpen(id) }
+            guard id > highestPeerStreamID, id % 2 == 1, !peerGoingAway else { throw .unknownStream(id, frame: "OPEN") }
+            highestPeerStreamID = id
+            let stream = MuxStream(id: id, session: self, sendCredit: Int(window), receiveWindow: settings.streamWindow)
+            streams[id] = stream
+            delegate.session(self, didRequest: stream, to: destination)
+        case .openOK(let id, let window):
+            guard let stream = try liveStream(id, "OPEN_OK") else { return }
+            guard !stream.isOpen else { throw .unknownStream(id, frame: "a second OPEN_OK") }
+            stream.isOpen = true
+            stream.sendCredit = Int(window)
+            stream.handler?.streamDidOpen(stream)
+        case .credit(let id, let increment):
+            guard let stream = try liveStream(id, "CREDIT") else { return }
+            stream.sendCredit += Int(increment)
+            if budgetRemaining > 0 { stream.handler?.streamCanSend(stream) }
+        case .fin(let id):
+            guard let stream = try liveStream(id, "FIN") else { return }
+            stream.receivedFIN = true
+            stream.handler?.streamDidReceiveFIN(stream)
+            closeIfDone(stream)
+        case .reset(let id, let reason, let message):
+            guard let stream = try liveStream(id, "RESET") else { return }
+            let handler = stream.handler
+            remove(stream)
+            handler?.stream(stream, didReset: reason, message: message)
+        case .ping(let opaque):
+            append(.pong(opaque))
+        case .pong:
+            break
+        case .goAway(let reason):
+            peerGoingAway = true
+            if reason != .closed { throw .peerWentAway(reason) }
+        }
+    }
+
+    /// The stream `id` if live; nil for one that existed and is closed (late frames are normal);
+    /// an error for an id the peer could not know.
+    private func liveStream(_ id: UInt32, _ frame: String) throws(MuxError) -> MuxStream? {
+        if let stream = streams[id] { return stream }
+        let known = role == .client ? id < nextStreamID && id % 2 == 1 : id <= highestPeerStreamID
+        if known { return nil }
+        throw .unknownStream(id, frame: frame)
+    }
+}

@@ -1,0 +1,32 @@
+/// Why a stream was reset (RESET) or a carrier is going away (GO_AWAY); docs/protocol.md §3.
+///
+/// Values off the wire that are not listed here are a `FrameError.badReason`.
+public enum ResetReason: UInt8, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    /// 0: an end aborted the stream.
+    case closed = 0
+    /// 1: the destination refused the connection.
+    case refused = 1
+    /// 2: no route, host or network unreachable, or the name did not resolve.
+    case unreachable = 2
+    /// 3: the connection attempt timed out.
+    case timedOut = 3
+    /// 4: the relay's per-client stream cap was hit.
+    case limit = 4
+    /// 5: the peer broke the protocol.
+    case protocolError = 5
+
+    /// A sentence for logs.
+    public var description: String {
+        switch self {
+        case .closed: return "the other end aborted the stream"
+        case .refused: return "the destination refused the connection"
+        case .unreachable: return "the destination is unreachable (no route, or the name did not resolve)"
+        case .timedOut: return "the connection attempt timed out"
+        case .limit: return "the relay's per-client stream limit was reached"
+        case .protocolError: return "protocol error: the peer sent frames this end cannot accept"
+        }
+    }
+}
+
+/// GO_AWAY carries the same reason codes as RESET.
+public typealias GoAwayReason = ResetReason

@@ -1,0 +1,207 @@
+import Glibc
+import SluiceCarrier
+import SluiceCrypto
+import SluiceLog
+import SluiceLoop
+import SluiceMux
+import SluiceWire
+
+/// The relay's end of one stream: a TCP connection of its own to the destination, with bytes moved
+/// both ways under the stream's flow control. Loop-confined.
+///
+/// Toward the destination: bytes from the client are written to the socket; what the socket does not
+/// take waits in `toDestination` (bounded by the stream window) and credit goes back only as bytes
+/// are written. Toward the client: the socket is read only while the stream has credit and the
+/// carrier has budget, so a slow client leaves bytes in the destination's TCP window, not in memory.
+final class DestinationLink: MuxStreamHandler {
+    static let connectTimeoutMilliseconds: UInt64 = 10_000
+
+    let stream: MuxStream
+    let destination: SocketEndpoint
+    private unowned let loop: EventLoop
+    private unowned let relay: RelayServer
+    private var socket: Socket?
+    private var connected = false
+    private var readable = false
+    private var writable = false
+    private var sawEOF = false
+    private var shutWrite = false
+    private let toDestination = ByteQueue(capacity: 0)
+    private var connectTimer: LoopTimer?
+    private var finished = false
+    let client: ClientID
+
+    init(stream: MuxStream, destination: SocketEndpoint, client: ClientID, relay: RelayServer, loop: EventLoop) {
+        self.stream = stream
+        self.destination = destination
+        self.client = client
+        self.relay = relay
+        self.loop = loop
+        stream.handler = self
+    }
+
+    /// Starts the non-blocking connect; the stream is accepted or reset when it completes.
+    func start() {
+        do {
+            let s = try Socket.tcp(for: destination.address)
+            socket = s
+            s.setNoDelay()
+            try s.connect(to: destination)
+            try loop.register(fd: s.fd, events: [.readable, .writable, .readHangup, .edgeTriggered]) { [unowned self] in self.handle($0) }
+        } catch {
+            fail(reason: ResetReason(connectErrno: error.code), message: "\(error)")
+            return
+        }
+        connectTimer = loop.schedule(afterMilliseconds: Self.connectTimeoutMilliseconds) { [weak self] in
+            guard let self, !self.connected else { return }
+            self.fail(reason: .timedOut, message: "connect to \(self.destination) timed out")
+        }
+    }
+
+    private func handle(_ events: IOEvents) {
+        guard let socket, !finished else { return }
+        if !connected {
+            guard events.contains(.writable) || events.contains(.error) || events.contains(.hangup) else { return }
+            let err = socket.pendingError()
+            guard err == 0 else {
+                fail(reason: ResetReason(connectErrno: err), message: "connect to \(destination): \(SystemError.message(err))")
+                return
+            }
+            connected = true
+            connectTimer?.cancel()
+            stream.accept()
+        }
+        if events.contains(.writable) {
+            writable = true
+            flushToDestination()
+        }
+        if events.contains(.readable) || events.contains(.readHangup) || events.contains(.error) || events.contains(.hangup) {
+            readable = true
+            pumpToClient()
+        }
+    }
+
+    // MARK: destination -> client
+
+    private func pumpToClient() {
+        guard let socket else { return }
+        while readable && !sawEOF && !finished {
+            let room = min(stream.sendCapacity, relay.scratch.count)
+            if room == 0 { return }  // streamCanSend brings us back
+            let result: IOResult<Int>
+            do {
+                result = try relay.scratch.withUnsafeMutableBytes { try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<room])) }
+            } catch {
+                fail(reason: .closed, message: "destination \(destination): \(error)")
+                return
+            }
+            switch result {
+            case .wouldBlock:
+                readable = false
+            case .done(0):
+                sawEOF = true
+                stream.finish()
+                finishIfDone()
+            case .done(let n):
+                let sent = relay.scratch.withUnsafeBytes { stream.send(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                assert(sent == n, "send capacity was checked")
+            }
+        }
+    }
+
+    func streamCanSend(_ stream: MuxStream) { pumpToClient() }
+
+    // MARK: client -> destination
+
+    func stream(_ stream: MuxStream, didReceive data: UnsafeRawBufferPointer) {
+        var written = 0
+        if toDestination.isEmpty && writable, let socket {
+            switch (try? socket.write(data)) ?? .done(-1) {
+            case .done(let n) where n >= 0: written = n
+            case .done: 
+                fail(reason: .closed, message: "write to destination \(destination) failed")
+                return
+            case .wouldBlock: writable = false
+            }
+        }
+        if written < data.count { toDestination.append(UnsafeRawBufferPointer(rebasing: data[written...])) }
+        if written > 0 { stream.consumed(written) }
+    }
+
+    private func flushToDestination() {
+        guard let socket else { return }
+        var total = 0
+        var failed = false
+        while writable && !toDestination.isEmpty {
+            switch (try? socket.write(toDestination.readableBytes)) ?? .done(-1) {
+            case .done(let n) where n >= 0:
+                toDestination.consume(n)
+                total += n
+            case .done:
+                failed = true
+            case .wouldBlock:
+                writable = false
+            }
+            if failed { break }
+        }
+        if failed {
+            fail(reason: .closed, message: "write to destination \(destination) failed")
+            return
+        }
+        if total > 0 { stream.consumed(total) }
+        if toDestination.isEmpty && stream.receivedFIN && !shutWrite {
+            shutWrite = true
+            socket.shutdownWrite()
+            finishIfDone()
+        }
+    }
+
+    func streamDidReceiveFIN(_ stream: MuxStream) { flushToDestination() }
+
+    // MARK: lifecycle
+
+    func streamDidOpen(_ stream: MuxStream) {}
+
+    func stream(_ stream: MuxStream, didReset reason: ResetReason, message: String) {
+        release(resetDestination: true)
+    }
+
+    private func fail(reason: ResetReason, message: String) {
+        if !connected && reason != .closed {
+            Log.info("stream \(stream.id) to \(destination) refused: \(message)", "relay")
+        } else {
+            Log.debug("stream \(stream.id) to \(destination): \(message)", "relay")
+        }
+        stream.reset(reason, message: String(message.prefix(200)))
+        release(resetDestination: true)
+    }
+
+    private func finishIfDone() {
+        if sawEOF && shutWrite { release(resetDestination: false) }
+    }
+
+    private func release(resetDestination: Bool) {
+        guard !finished else { return }
+        finished = true
+        connectTimer?.cancel()
+        if let socket {
+            loop.deregister(fd: socket.fd)
+            if resetDestination { socket.closeWithReset() } else { socket.close() }
+        }
+        socket = nil
+        toDestination.removeAll()
+        stream.handler = nil
+        relay.linkEnded(self)
+    }
+}
+
+extension ResetReason {
+    /// The reset reason a failed connect maps to.
+    init(connectErrno code: Int32) {
+        switch code {
+        case ECONNREFUSED: self = .refused
+        case ETIMEDOUT: self = .timedOut
+        default: self = .unreachable
+        }
+    }
+}

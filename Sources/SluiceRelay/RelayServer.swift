@@ -1,0 +1,165 @@
+import Glibc
+import SluiceCarrier
+import SluiceCrypto
+import SluiceLog
+import SluiceLoop
+import SluiceMux
+import SluiceWire
+
+/// A client, by the hex prefix of its static public key (for logs and per-client limits).
+struct ClientID: Hashable, CustomStringConvertible {
+    let key: PublicKey
+    var description: String { String(key.bytes.prefix(4).map { String($0, radix: 16).leftPadded(2) }.joined()) }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}
+
+/// Settings of a relay, resolved from the command line or a config file.
+public struct RelaySettings: Sendable {
+    public var listen: SocketEndpoint
+    public var privateKey: PrivateKey
+    public var allowedClients: Set<PublicKey>
+    public var psk: PresharedKey?
+    public var maxStreamsPerClient: Int
+    public var handshakeTimeoutMilliseconds: UInt64
+    public var mux = MuxSettings()
+
+    public init(listen: SocketEndpoint, privateKey: PrivateKey, allowedClients: Set<PublicKey>, psk: PresharedKey?,
+                maxStreamsPerClient: Int, handshakeTimeoutMilliseconds: UInt64) {
+        self.listen = listen
+        self.privateKey = privateKey
+        self.allowedClients = allowedClients
+        self.psk = psk
+        self.maxStreamsPerClient = maxStreamsPerClient
+        self.handshakeTimeoutMilliseconds = handshakeTimeoutMilliseconds
+    }
+}
+
+/// The relay: accepts carriers, authenticates them (Noise IKpsk2), and dials each stream's destination
+/// with a socket of its own. Everything runs on one event loop. Loop-confined.
+public final class RelayServer {
+    let settings: RelaySettings
+    private unowned let loop: EventLoop
+    private let listener: Socket
+    private var handshakes: [Int32: InboundHandshake] = [:]
+    private var carriers: [ObjectIdentifier: (Carrier, ClientID)] = [:]
+    private var streamsPerClient: [ClientID: Int] = [:]
+    let replayGuard = ReplayGuard()
+    let responder: SluiceResponder
+    /// Shared read buffer for destination sockets (one loop, one read at a time).
+    var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+    private var carrierCounter = 0
+
+    public init(settings: RelaySettings, loop: EventLoop) throws(SystemError) {
+        self.settings = settings
+        self.loop = loop
+        responder = SluiceResponder(localStatic: settings.privateKey, psk: settings.psk)
+        listener = try Socket.listen(on: settings.listen)
+        try loop.register(fd: listener.fd, events: [.readable]) { [unowned self] _ in self.acceptAll() }
+        Log.info("relay listening on \(settings.listen), \(settings.allowedClients.count) client key(s) allowed", "relay")
+    }
+
+    /// Closes the listener and every carrier.
+    public func shutdown() {
+        loop.deregister(fd: listener.fd)
+        listener.close()
+        for h in handshakes.values { h.abandon() }
+        handshakes.removeAll()
+        for (carrier, _) in carriers.values { carrier.close(.localShutdown) }
+        carriers.removeAll()
+    }
+
+    private func acceptAll() {
+        while true {
+            let accepted: IOResult<(Socket, SocketEndpoint?)>
+            do { accepted = try listener.accept() } catch {
+                Log.warning("\(error)", "relay")
+                return
+            }
+            guard case .done(let (socket, peer)) = accepted else { return }
+            let peerText = peer.map { "\($0)" } ?? "?"
+            let handshake = InboundHandshake(socket: socket, peer: peerText, relay: self, loop: loop)
+            handshakes[socket.fd] = handshake
+            handshake.start()
+        }
+    }
+
+    // MARK: called by InboundHandshake
+
+    func handshakeFinished(_ handshake: InboundHandshake) { handshakes[handshake.socket.fd] = nil }
+
+    func carrierEstablished(socket: Socket, keys: TransportKeys, client: PublicKey, peer: String) {
+        let id = ClientID(key: client)
+        carrierCounter += 1
+        let label = "#\(carrierCounter) client \(id) from \(peer)"
+        let carrier: Carrier
+        do {
+            carrier = try Carrier(socket: socket, keys: keys, role: .relay, settings: settings.mux, loop: loop, label: label)
+        } catch {
+            Log.warning("carrier \(label): \(error)", "relay")
+            socket.close()
+            return
+        }
+        carriers[ObjectIdentifier(carrier)] = (carrier, id)
+        carrier.onStreamRequest = { [unowned self] stream, destination in self.open(stream, to: destination, client: id) }
+        carrier.onClose = { [unowned self] carrier, end in
+            self.carriers[ObjectIdentifier(carrier)] = nil
+            Log.info("carrier \(carrier.label) down: \(end)", "relay")
+        }
+        Log.info("carrier \(label) up", "relay")
+    }
+
+    // MARK: streams
+
+    private func open(_ stream: MuxStream, to destination: Destination, client: ClientID) {
+        let count = streamsPerClient[client, default: 0]
+        guard count < settings.maxStreamsPerClient else {
+            Log.info("client \(client): stream to \(destination) refused: limit of \(settings.maxStreamsPerClient) open streams reached", "relay")
+            stream.reset(.limit, message: "the relay's limit of \(settings.maxStreamsPerClient) streams per client is reached")
+            return
+        }
+        streamsPerClient[client] = count + 1
+        switch destination.host {
+        case .ip(let address):
+            startLink(stream, to: SocketEndpoint(address: address, port: destination.port), client: client)
+        case .domain(let name):
+            let port = destination.port
+            let context = LoopBound((self, stream), loop: loop)
+            NameResolver.resolve(name) { address in
+                context.execute { relay, stream in
+                    guard !stream.isClosed else {
+                        relay.releaseStreamSlot(client)
+                        return
+                    }
+                    guard let address else {
+                        relay.releaseStreamSlot(client)
+                        Log.info("client \(client): stream to \(name) refused: the name did not resolve", "relay")
+                        stream.reset(.unreachable, message: "\(name) did not resolve")
+                        return
+                    }
+                    relay.startLink(stream, to: SocketEndpoint(address: address, port: port), client: client)
+                }
+            }
+        }
+    }
+
+    private var links: [ObjectIdentifier: DestinationLink] = [:]
+
+    private func startLink(_ stream: MuxStream, to destination: SocketEndpoint, client: ClientID) {
+        let link = DestinationLink(stream: stream, destination: destination, client: client, relay: self, loop: loop)
+        links[ObjectIdentifier(link)] = link
+        link.start()
+    }
+
+    private func releaseStreamSlot(_ client: ClientID) {
+        streamsPerClient[client, default: 1] -= 1
+        if streamsPerClient[client] == 0 { streamsPerClient[client] = nil }
+    }
+
+    func linkEnded(_ link: DestinationLink) {
+        guard links.removeValue(forKey: ObjectIdentifier(link)) != nil else { return }
+        releaseStreamSlot(link.client)
+    }
+}

@@ -1,0 +1,196 @@
+import CLwIP
+import CSluiceShims
+import SluiceLog
+import SluiceWire
+
+/// Decisions the stack asks of its owner, and flows it hands over. Called on the stack thread.
+public protocol TCPStackDelegate: AnyObject {
+    /// An application sent a SYN to a destination the stack has no flow for. The SYN is held (neither
+    /// answered nor dropped) until the owner calls `admit(_:)` or `refuse(_:)`.
+    func stack(_ stack: TCPStack, didReceiveSYNFor key: FlowKey)
+    /// The application gave up on a held SYN (it sent RST). No decision is needed any more.
+    func stack(_ stack: TCPStack, didAbandon key: FlowKey)
+    /// An admitted flow finished its handshake with the application.
+    func stack(_ stack: TCPStack, didAccept flow: TCPFlow)
+}
+
+/// Counters of the packet path; read them on the stack thread.
+public struct StackCounters: Sendable {
+    public var packetsIn = 0
+    public var packetsOut = 0
+    public var droppedMalformed = 0
+    public var droppedUnsupported = 0
+    public var droppedLoopback = 0
+    public var resetsSent = 0
+}
+
+/// lwIP, owned by one thread, terminating TCP to any IPv4 or IPv6 destination.
+///
+/// Accept-any: unmodified lwIP accepts only packets addressed to its own netif. Before each inbound
+/// packet the destination is written into the netif's address (IPv4 field, IPv6 slot 0) and the
+/// single listening pcb's port is set to the packet's destination port; accepted pcbs keep the
+/// original destination as their local address. Only one TCPStack may exist per process (lwIP's
+/// state is global), and nothing but the owning thread may ever call into it.
+public final class TCPStack {
+    public weak var delegate: TCPStackDelegate?
+    public private(set) var counters = StackCounters()
+
+    var netif: UnsafeMutablePointer<netif>!
+    private var listener: UnsafeMutablePointer<tcp_pcb>!
+    let output: (UnsafeRawBufferPointer) -> Void
+    private var heldSYNs: [FlowKey: [UInt8]] = [:]
+    private var admitted: Set<FlowKey> = []
+    private var flows: [FlowKey: TCPFlow] = [:]
+    private var outputQueue: [TCPFlow] = []
+    var scratch = [UInt8](repeating: 0, count: 65536)
+
+    /// - Parameter output: writes one IP packet to the TUN.
+    public init(mtu: Int, output: @escaping (UnsafeRawBufferPointer) -> Void) throws(LwIPError) {
+        self.output = output
+        sluice_lwip_init_once()
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        guard let netif = sluice_netif_create(context, lwipOutput4, lwipOutput6, UInt16(clamping: mtu)) else {
+            throw .setupFailed("netif_add failed")
+        }
+        self.netif = netif
+        guard let listener = sluice_tcp_listen_any(context, lwipAccept) else {
+            sluice_netif_destroy(netif)
+            throw .setupFailed("tcp_listen failed")
+        }
+        self.listener = listener
+    }
+
+    /// Aborts every flow and removes the netif. The stack cannot be used afterwards.
+    public func shutdown() {
+        for flow in Array(flows.values) { flow.abort() }
+        if let listener { tcp_close(listener) }
+        listener = nil
+        if let netif { sluice_netif_destroy(netif) }
+        netif = nil
+    }
+
+    /// Number of live flows (accepted, not yet closed).
+    public var flowCount: Int { flows.count }
+
+    /// Milliseconds until lwIP's next timer is due.
+    public var timerSleepMilliseconds: UInt32 { sys_timeouts_sleeptime() }
+
+    /// Runs lwIP's due timers (retransmission, delayed ACK, TIME_WAIT).
+    public func runTimers() { sys_check_timeouts() }
+
+    /// One IP packet read from the TUN.
+    public func input(_ packet: UnsafeRawBufferPointer) {
+        counters.packetsIn += 1
+        let info: PacketSummary
+        do {
+            info = try PacketSummary(parsing: packet)
+        } catch {
+            if case .unsupportedProtocol = error { counters.droppedUnsupported += 1 } else { counters.droppedMalformed += 1 }
+            return
+        }
+        guard info.protocol == .tcp else {
+            counters.droppedUnsupported += 1
+            return
+        }
+        if info.destination.address.isLoopback {
+            counters.droppedLoopback += 1
+            return
+        }
+        let key = FlowKey(application: info.source, destination: info.destination)
+        if info.tcpFlags.contains(.syn) && !info.tcpFlags.contains(.ack) {
+            if flows[key] == nil && !admitted.contains(key) {
+                let isNew = heldSYNs[key] == nil
+                heldSYNs[key] = Array(packet)  // a retransmitted SYN replaces the held one
+                if isNew { delegate?.stack(self, didReceiveSYNFor: key) }
+                return
+            }
+        } else if heldSYNs[key] != nil {
+            if info.tcpFlags.contains(.rst) {
+                heldSYNs[key] = nil
+                delegate?.stack(self, didAbandon: key)
+            }
+            return
+        }
+        feed(packet, destination: info.destination)
+    }
+
+    /// Lets lwIP answer the held SYN of `key`: the relay reached the destination.
+    public func admit(_ key: FlowKey) {
+        guard let syn = heldSYNs.removeValue(forKey: key) else { return }
+        admitted.insert(key)
+        syn.withUnsafeBytes { feed($0, destination: key.destination) }
+    }
+
+    /// Answers the held SYN of `key` with a RST, so the application's connect() fails with
+    /// ECONNREFUSED. Also forgets an admitted flow that has not completed its handshake.
+    public func refuse(_ key: FlowKey) {
+        admitted.remove(key)
+        guard let syn = heldSYNs.removeValue(forKey: key) else { return }
+        let n = syn.withUnsafeBytes { synBytes in
+            scratch.withUnsafeMutableBytes { (try? TCPReset.emit(answering: synBytes, into: $0)) ?? 0 }
+        }
+        if n > 0 {
+            counters.resetsSent += 1
+            scratch.withUnsafeBytes { emit(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+        }
+    }
+
+    /// Sends what flows queued during this loop turn (`tcp_output`). Call at the end of each turn.
+    public func flushOutput() {
+        guard !outputQueue.isEmpty else { return }
+        let queue = outputQueue
+        outputQueue.removeAll(keepingCapacity: true)
+        for flow in queue {
+            flow.needsOutput = false
+            if let pcb = flow.pcb { tcp_output(pcb) }
+        }
+    }
+
+    func emit(_ packet: UnsafeRawBufferPointer) {
+        counters.packetsOut += 1
+        output(packet)
+    }
+
+    private func feed(_ packet: UnsafeRawBufferPointer, destination: SocketEndpoint) {
+        guard packet.count <= 0xFFFF, let p = pbuf_alloc(PBUF_RAW, UInt16(packet.count), PBUF_RAM) else { return }
+        p.pointee.payload.copyMemory(from: packet.baseAddress!, byteCount: packet.count)
+        withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { raw in
+            destination.address.store(into: raw, at: 0)
+            let bytes = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            if destination.address.isIPv4 {
+                sluice_netif_set_dest4(netif, bytes)
+            } else {
+                sluice_netif_set_dest6(netif, bytes)
+            }
+        }
+        sluice_tcp_listen_set_port(listener, destination.port)
+        if sluice_netif_input(netif, p) != err_t(ERR_OK.rawValue) { pbuf_free(p) }
+    }
+
+    // MARK: flow bookkeeping
+
+    func accepted(_ pcb: UnsafeMutablePointer<tcp_pcb>) -> TCPFlow? {
+        var local = [UInt8](repeating: 0, count: 16), remote = [UInt8](repeating: 0, count: 16)
+        var localPort: UInt16 = 0, remotePort: UInt16 = 0
+        let family = sluice_tcp_endpoints(pcb, &local, &localPort, &remote, &remotePort)
+        let width = family == 6 ? 16 : 4
+        let key = FlowKey(
+            application: SocketEndpoint(address: IPAddress(bytes: remote[0..<width]), port: remotePort),
+            destination: SocketEndpoint(address: IPAddress(bytes: local[0..<width]), port: localPort))
+        guard admitted.remove(key) != nil, let delegate else {
+            Log.debug("unexpected accept for \(key); aborting", "stack")
+            return nil
+        }
+        let flow = TCPFlow(key: key, pcb: pcb, stack: self)
+        flows[key] = flow
+        sluice_tcp_nagle_disable(pcb)
+        delegate.stack(self, didAccept: flow)
+        return flow
+    }
+
+    func forget(_ flow: TCPFlow) {
+        if flows[flow.key] === flow { flows[flow.key] = nil }
+    }
+
+    func scheduleOutput(_ flow: TCPFlow) { outputQueue.append(flow) }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import SluiceConfig
+import XCTest
+
+final class KeyTextTests: XCTestCase {
+    func testEncodeMatchesFoundationAndRoundTrips() throws {
+        for key in [TestKeys.client, TestKeys.clientPublic, [UInt8](repeating: 0xFF, count: 32)] {
+            let text = KeyText.encode(key)
+            XCTAssertEqual(text, TestKeys.text(key))
+            XCTAssertEqual(text.count, 44)
+            XCTAssertEqual(try KeyText.decode(text, source: "test"), key)
+        }
+    }
+
+    func testEncodesOtherLengthsLikeFoundation() {
+        for count in 0...7 {
+            let bytes = [UInt8]((0..<count).map { UInt8(200 + $0) })
+            XCTAssertEqual(KeyText.encode(bytes), Data(bytes).base64EncodedString(), "\(count) bytes")
+        }
+    }
+
+    func testDecodeToleratesSurroundingWhitespace() throws {
+        let text = "  " + TestKeys.text(TestKeys.relay) + "\r\n\n"
+        XCTAssertEqual(try KeyText.decode(text, source: "test"), TestKeys.relay)
+    }
+
+    func testNotBase64NamesTheCharacterAndSource() {
+        var text = TestKeys.text(TestKeys.client)
+        text.replaceSubrange(text.index(text.startIndex, offsetBy: 5)...text.index(text.startIndex, offsetBy: 5), with: "!")
+        let error = assertConfigError({ () throws(ConfigError) in try KeyText.decode(text, source: "--relay-public-key") },
+                                      contains: ["--relay-public-key", "not base64", "'!'", "position 6"])
+        guard case .invalidKey(_, .notBase64) = error else { return XCTFail("wrong case \(String(describing: error))") }
+    }
+
+    func testInnerSpaceIsNotBase64() {
+        let text = TestKeys.text(TestKeys.client)
+        let broken = String(text.prefix(20)) + " " + String(text.dropFirst(21))
+        assertConfigError({ () throws(ConfigError) in try KeyText.decode(broken, source: "k") }, contains: ["not base64", "a space"])
+    }
+
+    func testWrongLengthTextIsNotBase64() {
+        assertConfigError({ () throws(ConfigError) in try KeyText.decode("abcde", source: "k") },
+                          contains: ["not base64", "5 characters", "multiple of 4"])
+    }
+
+    func testThirtyOneBytesSaysSo() {
+        let text = Data([UInt8](repeating: 7, count: 31)).base64EncodedString()
+        let error = assertConfigError({ () throws(ConfigError) in try KeyText.decode(text, source: "--allow-client") },
+                                      contains: ["--allow-client", "decodes to 31 bytes, a key is 32"])
+        XCTAssertEqual(error, .invalidKey(source: "--allow-client", problem: .wrongLength(31)))
+    }
+
+    func testThirtyThreeBytesSaysSo() {
+        let text = Data([UInt8](repeating: 7, count: 33)).base64EncodedString()
+        assertConfigError({ () throws(ConfigError) in try KeyText.decode(text, source: "k") }, contains: ["33 bytes"])
+    }
+
+    func testNonCanonicalLastCharacterIsRefused() {
+        // A 32-byte key's last data character carries 2 unused bits; setting the lowest one gives text
+        // that decodes to the same 32 bytes only if those bits are ignored.
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+        var text = TestKeys.text(TestKeys.client)
+        XCTAssertTrue(text.hasSuffix("="))
+        let last = alphabet.firstIndex(of: text.dropLast().last!)!
+        XCTAssertEqual(last & 0b11, 0)
+        text = String(text.dropLast(2)) + String(alphabet[last | 1]) + "="
+        assertConfigError({ () throws(ConfigError) in try KeyText.decode(text, source: "k") }, contains: ["stray bits"])
+    }
+
+    func testPaddingInTheMiddleIsRefused() {
+        let text = "AAAA=AAA" + String(repeating: "A", count: 36)
+        assertConfigError({ () throws(ConfigError) in try KeyText.decode(text, source: "k") }, contains: ["padding", "position 5"])
+    }
+
+    func testEmptyTextIsEmpty() {
+        let error = assertConfigError({ () throws(ConfigError) in try KeyText.decode(" \n", source: "standard input") },
+                                      contains: ["standard input is empty"])
+        XCTAssertEqual(error, .invalidKey(source: "standard input", problem: .empty))
+    }
+
+    func testReadsKeyFileWithTrailingNewline() throws {
+        let dir = try TempDirectory(self)
+        let path = try dir.write("client.key", TestKeys.text(TestKeys.client) + "\n")
+        let file = try KeyText.read(file: path, what: "private key file")
+        XCTAssertEqual(file.key, TestKeys.client)
+        XCTAssertEqual(file.path, path)
+        XCTAssertEqual(file.permissions, 0o600)
+        XCTAssertFalse(file.isExposed)
+    }
+
+    func testGroupReadableKeyFileIsFlagged() throws {
+        let dir = try TempDirectory(self)
+        for (mode, exposed) in [(0o644, true), (0o640, true), (0o604, true), (0o400, false), (0o700, false)] {
+            let path = try dir.write("k\(mode).key", TestKeys.text(TestKeys.client), mode: mode)
+            let file = try KeyText.read(file: path, what: "private key file")
+            XCTAssertEqual(file.isExposed, exposed, "mode \(String(mode, radix: 8))")
+            XCTAssertEqual(file.permissions, UInt32(mode))
+        }
+    }
+
+    func testMissingKeyFileNamesFileAndReason() {
+        let error = assertConfigError({ () throws(ConfigError) in try KeyText.read(file: "no-such-dir/client.key", what: "private key file") },
+                                      contains: ["private key file no-such-dir/client.key: No such file or directory"])
+        XCTAssertEqual(error, .keyFileUnreadable(what: "private key file", path: "no-such-dir/client.key", reason: "No such file or directory"))
+    }
+
+    func testDirectoryAsKeyFileNamesReason() throws {
+        let dir = try TempDirectory(self)
+        assertConfigError({ () throws(ConfigError) in try KeyText.read(file: dir.path, what: "pre-shared key file") },
+                          contains: ["pre-shared key file \(dir.path)", "Is a directory"])
+    }
+
+    func testEmptyKeyFileNamesFile() throws {
+        let dir = try TempDirectory(self)
+        let path = try dir.write("empty.key", "")
+        assertConfigError({ () throws(ConfigError) in try KeyText.read(file: path, what: "private key file") },
+                          contains: ["private key file \(path) is empty"])
+    }
+
+    func testShortKeyFileNamesFileAndLength() throws {
+        let dir = try TempDirectory(self)
+        let path = try dir.write("short.key", Data([UInt8](repeating: 1, count: 31)).base64EncodedString() + "\n")
+        assertConfigError({ () throws(ConfigError) in try KeyText.read(file: path, what: "private key file") },
+                          contains: ["private key file \(path)", "31 bytes"])
+    }
+
+    func testHugeFileIsRefusedWithoutDecoding() throws {
+        let dir = try TempDirectory(self)
+        let path = try dir.write("big.key", String(repeating: "A", count: 10_000))
+        assertConfigError({ () throws(ConfigError) in try KeyText.read(file: path, what: "private key file") },
+                          contains: [path, "larger than 4096 bytes"])
+    }
+}

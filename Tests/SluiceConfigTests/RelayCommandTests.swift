@@ -1,0 +1,128 @@
+import SluiceConfig
+import SluiceWire
+import XCTest
+
+/// `sluice relay` from flags.
+final class RelayCommandTests: XCTestCase {
+    private var keys: KeyFiles!
+    private var dir: TempDirectory!
+
+    override func setUpWithError() throws {
+        dir = try TempDirectory(self)
+        keys = try KeyFiles(in: dir)
+    }
+
+    private var minimal: [String] {
+        ["--listen", "0.0.0.0:7000", "--private-key", keys.relay, "--allow-client", TestKeys.text(TestKeys.clientPublic)]
+    }
+
+    func testContractExampleWithDefaults() throws {
+        let config = try parseRelay(minimal + ["--allow-client", TestKeys.text(TestKeys.otherClientPublic), "--psk", keys.psk])
+        XCTAssertEqual(config.listen, SocketEndpoint("0.0.0.0:7000"))
+        XCTAssertEqual(config.privateKey, TestKeys.relay)
+        XCTAssertEqual(config.allowedClients, [TestKeys.clientPublic, TestKeys.otherClientPublic])
+        XCTAssertEqual(config.psk, TestKeys.psk)
+        XCTAssertEqual(config.maxStreams, 1024)
+        XCTAssertEqual(config.handshakeTimeout, .seconds(5))
+        XCTAssertEqual(config.logLevel, "info")
+        XCTAssertEqual(config.warnings, [])
+    }
+
+    func testEveryOptionInEqualsForm() throws {
+        let config = try parseRelay([
+            "--listen=[::]:7000", "--private-key=\(keys.relay)", "--allow-client=\(TestKeys.text(TestKeys.clientPublic))",
+            "--max-streams=10", "--handshake-timeout=2.5", "--log-level=DEBUG",
+        ])
+        XCTAssertEqual(config.listen, SocketEndpoint(address: IPAddress("::")!, port: 7000))
+        XCTAssertNil(config.psk)
+        XCTAssertEqual(config.maxStreams, 10)
+        XCTAssertEqual(config.handshakeTimeout, .milliseconds(2500))
+        XCTAssertEqual(config.logLevel, "debug")
+    }
+
+    func testWarnMeansWarning() throws {
+        XCTAssertEqual(try parseRelay(minimal + ["--log-level", "warn"]).logLevel, "warning")
+    }
+
+    func testDuplicateClientKeysCollapse() throws {
+        let key = TestKeys.text(TestKeys.clientPublic)
+        XCTAssertEqual(try parseRelay(minimal + ["--allow-client", key]).allowedClients, [TestKeys.clientPublic])
+    }
+
+    func testNeedsAllowClient() {
+        let error = assertConfigError(parsing(["relay", "--listen", "0.0.0.0:7000", "--private-key", keys.relay]),
+                                      contains: ["sluice relay needs --allow-client", "\"allowClient\""])
+        XCTAssertEqual(error, .missingSetting(flag: "allow-client", key: "allowClient", command: "relay"))
+    }
+
+    func testNeedsListenAndPrivateKey() {
+        let client = TestKeys.text(TestKeys.clientPublic)
+        assertConfigError(parsing(["relay", "--private-key", keys.relay, "--allow-client", client]), contains: ["needs --listen"])
+        assertConfigError(parsing(["relay", "--listen", "0.0.0.0:7000", "--allow-client", client]), contains: ["needs --private-key"])
+    }
+
+    func testBadListenEndpoints() {
+        let rest = Array(minimal.dropFirst(2))
+        assertConfigError(parsing(["relay", "--listen", "0.0.0.0"] + rest), contains: ["--listen 0.0.0.0", "IP address and port"])
+        assertConfigError(parsing(["relay", "--listen", "::7000"] + rest), contains: ["--listen ::7000", "in brackets"])
+        assertConfigError(parsing(["relay", "--listen", "localhost:7000"] + rest), contains: ["localhost:7000", "host names"])
+        assertConfigError(parsing(["relay", "--listen", "0.0.0.0:0"] + rest), contains: ["--listen 0.0.0.0:0", "port 0"])
+        assertConfigError(parsing(["relay", "--listen", "0.0.0.0:70000"] + rest), contains: ["--listen 0.0.0.0:70000"])
+    }
+
+    func testMaxStreamsChecks() {
+        let error = assertConfigError(parsing(["relay"] + minimal + ["--max-streams", "0"]),
+                                      contains: ["--max-streams 0 is out of range", "1 to 65536"])
+        XCTAssertEqual(error, .outOfRange(.flag("max-streams"), value: "0", allowed: "1 to 65536"))
+        assertConfigError(parsing(["relay"] + minimal + ["--max-streams", "many"]), contains: ["--max-streams many", "whole number"])
+        assertConfigError(parsing(["relay"] + minimal + ["--max-streams", "0x10"]), contains: ["--max-streams 0x10", "whole number"])
+        assertConfigError(parsing(["relay"] + minimal + ["--max-streams", "99999999999999999999999"]), contains: ["out of range"])
+    }
+
+    func testHandshakeTimeoutChecks() {
+        assertConfigError(parsing(["relay"] + minimal + ["--handshake-timeout", "0"]),
+                          contains: ["--handshake-timeout 0 is out of range", "0.1 to 300 seconds"])
+        assertConfigError(parsing(["relay"] + minimal + ["--handshake-timeout", "5s"]),
+                          contains: ["--handshake-timeout 5s", "seconds such as 5"])
+        assertConfigError(parsing(["relay"] + minimal + ["--handshake-timeout", "nan"]), contains: ["--handshake-timeout nan"])
+    }
+
+    func testLogLevelCheck() {
+        assertConfigError(parsing(["relay"] + minimal + ["--log-level", "verbose"]),
+                          contains: ["--log-level verbose", "error, warning, info, debug, trace"])
+    }
+
+    func testBadClientKeysNameTheFlag() {
+        let base = ["relay", "--listen", "0.0.0.0:7000", "--private-key", keys.relay]
+        let error = assertConfigError(parsing(base + ["--allow-client", "not-a-key!"]), contains: ["--allow-client is not base64"])
+        guard case .invalidKey(source: "--allow-client", problem: .notBase64) = error else { return XCTFail("\(String(describing: error))") }
+        let short = TestKeys.text([UInt8](repeating: 9, count: 31))
+        assertConfigError(parsing(base + ["--allow-client", short]), contains: ["--allow-client decodes to 31 bytes, a key is 32"])
+        assertConfigError(parsing(base + ["--allow-client", TestKeys.text([UInt8](repeating: 0, count: 32))]),
+                          contains: ["--allow-client is all zeros"])
+        assertConfigError(parsing(base + ["--allow-client", ""]), contains: ["--allow-client is empty"])
+    }
+
+    func testKeyFileGivenWhereKeyTextBelongs() throws {
+        let pub = try dir.write("client.pub", TestKeys.text(TestKeys.clientPublic))
+        let error = assertConfigError(parsing(["relay", "--listen", "0.0.0.0:7000", "--private-key", keys.relay, "--allow-client", pub]),
+                                      contains: ["--allow-client takes the base64 key text itself", pub, "$(cat"])
+        XCTAssertEqual(error, .keyGivenAsFileName(.flag("allow-client"), path: pub))
+    }
+
+    func testMissingPrivateKeyFileNamesIt() {
+        let client = TestKeys.text(TestKeys.clientPublic)
+        assertConfigError(parsing(["relay", "--listen", "0.0.0.0:7000", "--private-key", "nope/relay.key", "--allow-client", client]),
+                          contains: ["private key file nope/relay.key: No such file or directory"])
+        assertConfigError(parsing(["relay"] + minimal + ["--psk", "nope/psk.key"]),
+                          contains: ["pre-shared key file nope/psk.key: No such file or directory"])
+    }
+
+    func testExposedKeyFilesBecomeWarnings() throws {
+        let loose = try dir.write("loose.key", TestKeys.text(TestKeys.relay), mode: 0o644)
+        let config = try parseRelay(["--listen", "0.0.0.0:7000", "--private-key", loose,
+                                     "--allow-client", TestKeys.text(TestKeys.clientPublic), "--psk", keys.psk])
+        XCTAssertEqual(config.warnings, [.keyFileExposed(what: "private key file", path: loose, permissions: 0o644)])
+        XCTAssertTrue(config.warnings[0].description.contains("chmod 600 \(loose)"))
+    }
+}
