@@ -11,7 +11,7 @@ packages=(
     # Build: the system libraries the Swift package links (pkg-config names lwip, libsodium).
     liblwip-dev libsodium-dev pkg-config
     # End-to-end tests, demo and benchmarks: namespaces and routes, real clients, capabilities.
-    iproute2 curl iperf3 util-linux libcap2-bin procps
+    iproute2 curl iperf3 util-linux libcap2-bin procps nftables
     # The pytest suite and the independent X25519 check of `sluice pubkey`.
     python3 python3-pytest python3-cryptography
     make

@@ -127,7 +127,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.section(f"throughput ({mode} mode)")
         for r in RESULTS:
             terminalreporter.write_line(
-                f"{r['name']:<44} {r['bytes'] / 2**20:8.1f} MiB {r['seconds']:7.2f} s {r['gbps']:7.3f} Gbit/s")
+                f"{r['name']:<52} {r['bytes'] / 2**20:8.1f} MiB {r['seconds']:7.2f} s {r['gbps']:7.3f} Gbit/s")
         path = os.environ.get("SLUICE_E2E_RESULTS")
         if path:
             with open(path, "w") as f:
@@ -206,13 +206,18 @@ class Tunnel:
         self.relay = self.runner.start("relay", self.relay_argv, ns=self.topo.relay)
         return self.relay
 
+    def check_alive(self) -> None:
+        """Raises, with the log's tail, if the relay or the client has exited."""
+        for name, p in (("sluice relay", self.relay), ("sluice up", self.client)):
+            if p is not None and not p.alive():
+                raise RuntimeError(f"{name} exited {p.popen.returncode}:\n{h.tail(p.log)}")
+
     def wait_flow(self, timeout: float = 15) -> float:
         """Waits until a small HTTP request through the tunnel succeeds; returns the seconds it took."""
         t0 = time.monotonic()
 
         def works() -> bool:
-            if self.client is not None and not self.client.alive():
-                raise RuntimeError(f"sluice up exited {self.client.popen.returncode}:\n{h.tail(self.client.log)}")
+            self.check_alive()
             return h.curl(self.topo, ["-o", "/dev/null", h.url(self.topo, "ipv4", "/bytes/1")],
                           max_time=2, connect_timeout=2).ok
 

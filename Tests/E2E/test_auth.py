@@ -62,11 +62,12 @@ def test_unauthorized_client_gets_zero_bytes(make_tunnel, runner, case):
     else:
         t = make_tunnel(via_proxy=True, wait=False, relay_extra=RELAY_FAST,
                         relay_psk=h.make_psk(wd, "relay"), client_psk=h.make_psk(wd, "client"))
-    h.wait_for(lambda: any(c["c2s"] >= MSG1 for c in t.proxy.connections()), 10,
-               what="the client to send a handshake through the proxy")
     r = h.curl(t.topo, ["-o", "/dev/null", h.url(t.topo, "ipv4", "/bytes/1000")], max_time=4, connect_timeout=4)
     assert not r.ok, "a request went through although the relay must refuse this client"
-    h.wait_for(lambda: any(c["closed_by"] == "target" for c in t.proxy.connections()), HANDSHAKE_TIMEOUT + 5,
+    h.wait_for(lambda: t.check_alive() or any(c["c2s"] >= MSG1 for c in t.proxy.connections()), 10,
+               what="the client to send a handshake through the proxy")
+    h.wait_for(lambda: t.check_alive() or any(c["closed_by"] == "target" for c in t.proxy.connections()),
+               HANDSHAKE_TIMEOUT + 5,
                what="the relay to close an unauthenticated carrier")
     conns = t.proxy.connections()
     assert sum(c["s2c"] for c in conns) == 0, f"relay sent bytes to an unauthorized client: {conns}"
@@ -75,7 +76,8 @@ def test_unauthorized_client_gets_zero_bytes(make_tunnel, runner, case):
 
 def test_replayed_handshake_gets_zero_bytes(make_tunnel):
     t = make_tunnel(via_proxy=True, relay_extra=RELAY_FAST)
-    first = t.proxy.connections()[0]
+    first = h.wait_for(lambda: [c for c in t.proxy.connections() if c["s2c"] > 0], 5,
+                       what="the proxy to record the accepted carrier")[0]
     msg1 = bytes.fromhex(first["first_c2s"])
     assert len(msg1) == MSG1
     assert first["s2c"] >= 64, "control: the accepted handshake got no reply, so the counter proves nothing"

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.sluice
 
 # RFC 7748 §6.1, Alice: private key (unclamped, so it also checks clamping) and its public key.
 RFC7748_PRIVATE = bytes.fromhex("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a")
-RFC7748_PUBLIC = bytes.fromhex("8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaadf4e6a")
+RFC7748_PUBLIC = bytes.fromhex("8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a")
 LOOPBACK_LISTEN = "127.0.0.1:17999"
 
 
