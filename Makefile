@@ -1,0 +1,53 @@
+# Sluice: build, test, demo.  `make test` is the test command.
+#
+#   make build   release binary at .build/release/sluice
+#   make test    deps, unit tests (debug build), release build, end-to-end suite (as root)
+#   make e2e     only the end-to-end suite against $(SLUICE_BIN); E2E_ARGS go to pytest
+#   make e2e-kernel  the end-to-end harness against plain kernel forwarding (no binary needed)
+#   make e2e-fake    the end-to-end harness against Tests/E2E/fake_sluice.py, a stand-in that is NOT
+#                    Sluice: it only checks the harness's own logic (see that file)
+#   make demo    deps, release build, scripts/demo.sh (as root)
+#   make clean
+
+SHELL := /bin/bash
+# A swift already on PATH wins; otherwise the toolchain's usual place.
+export PATH := $(PATH):/opt/swift/usr/bin
+SWIFT ?= swift
+SLUICE_BIN ?= .build/release/sluice
+export SLUICE_BIN
+E2E_ARGS ?=
+
+.PHONY: all build deps unit test e2e e2e-kernel e2e-fake demo clean
+
+all: build
+
+build:
+	$(SWIFT) build -c release --product sluice
+
+deps:
+	scripts/deps.sh
+
+unit:
+	$(SWIFT) build
+	$(SWIFT) test
+
+test: deps
+	$(MAKE) unit
+	$(MAKE) build
+	$(MAKE) e2e
+
+e2e:
+	scripts/e2e.sh $(E2E_ARGS)
+
+e2e-kernel:
+	SLUICE_E2E_MODE=kernel scripts/e2e.sh $(E2E_ARGS)
+
+e2e-fake:
+	SLUICE_BIN=Tests/E2E/fake_sluice.py scripts/e2e.sh $(E2E_ARGS)
+
+demo: deps build
+	scripts/demo.sh
+
+clean:
+	rm -rf .build
+	find Tests/E2E -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,374 @@
+"""Processes of a test: the sluice binary (relay, client, CLI), the servers and the counting proxy.
+
+Every long-running process is a `Proc`: started by us, logged to a file, stopped by its own pid
+(SIGTERM, then SIGKILL). Nothing here kills by name. The binary's path comes from one place:
+`sluice_bin()` (env SLUICE_BIN, default .build/release/sluice in the repository).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from netns import Topology
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+PY = sys.executable
+
+TUN = "sluice0"
+TABLE = "21324"
+FWMARK = "0x534c"
+RELAY_PORT = 7000
+PROXY_PORT = 7001
+HTTP_PORT = 8080
+TCP_PORT = 9000
+CLOSED_PORT = 9  # nothing listens there in the server namespace
+CLIENT_ADDRESSES = ["198.18.0.1/30", "fd53::1/126"]
+CLIENT_ROUTES = ["10.20.0.0/24", "fd20::/64"]
+
+
+def sluice_bin() -> str:
+    p = os.environ.get("SLUICE_BIN", ".build/release/sluice")
+    return str(p if os.path.isabs(p) else REPO / p)
+
+
+def clean_env() -> dict:
+    """The environment for child processes: no proxy variables that could divert curl."""
+    return {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+
+
+def wait_for(pred: Callable[[], object], timeout: float, interval: float = 0.05, what: str = "condition"):
+    """Polls pred until it returns something truthy; raises TimeoutError naming `what`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.1f} s waiting for {what}")
+        time.sleep(interval)
+
+
+def tail(path: Path | str, lines: int = 40) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 16384))
+            return "\n".join(f.read().decode(errors="replace").splitlines()[-lines:])
+    except OSError as e:
+        return f"({e})"
+
+
+@dataclass
+class Proc:
+    """A process we started (in a namespace or not), with its log file."""
+
+    name: str
+    popen: subprocess.Popen
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def signal(self, sig: int) -> None:
+        if self.alive():
+            self.popen.send_signal(sig)
+
+    def stop(self, timeout: float = 10.0) -> int:
+        """SIGTERM, wait up to `timeout`, then SIGKILL. Returns the exit code (negative = signal)."""
+        if self.alive():
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait(5)
+        return self.popen.returncode
+
+    def kill(self) -> None:
+        if self.alive():
+            self.popen.kill()
+            self.popen.wait(5)
+
+
+class Runner:
+    """Starts processes for one test and guarantees they are stopped (call `close()` in a finalizer)."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.procs: list[Proc] = []
+        self.logs: dict[str, Path] = {}
+
+    def start(self, name: str, argv: Sequence[str], topo: Topology | None = None, ns: str | None = None) -> Proc:
+        log = self.workdir / f"{name}.log"
+        n = 2
+        while log.exists():
+            log = self.workdir / f"{name}-{n}.log"
+            n += 1
+        f = open(log, "wb")
+        full = ["ip", "netns", "exec", ns, *argv] if ns else list(argv)
+        try:
+            p = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
+                                 env=clean_env(), cwd=self.workdir)
+        finally:
+            f.close()
+        proc = Proc(name, p, log)
+        self.procs.append(proc)
+        self.logs[log.stem] = log
+        return proc
+
+    def close(self) -> None:
+        for p in reversed(self.procs):
+            try:
+                p.stop(timeout=5)
+            except Exception:
+                p.kill()
+
+
+# -- keys ---------------------------------------------------------------------------------------
+
+def run_sluice(args: Sequence[str], input: bytes | None = None, timeout: float = 10,
+               ns: str | None = None, prefix: Sequence[str] = ()) -> subprocess.CompletedProcess:
+    """Runs the binary to completion (killed at `timeout`; a hang is reported as exit code None)."""
+    argv = [*prefix, sluice_bin(), *args]
+    if ns:
+        argv = ["ip", "netns", "exec", ns, *argv]
+    try:
+        return subprocess.run(argv, input=input, capture_output=True, timeout=timeout, env=clean_env())
+    except subprocess.TimeoutExpired as e:
+        return subprocess.CompletedProcess(argv, None, e.stdout or b"", (e.stderr or b"") + b"\n(killed: timeout)")
+
+
+def x25519_public(private_b64: str) -> str | None:
+    """The public key computed independently of sluice (python cryptography), or None without it."""
+    try:
+        from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+        from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+    except ImportError:
+        return None
+    priv = X25519PrivateKey.from_private_bytes(base64.b64decode(private_b64))
+    return base64.b64encode(priv.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)).decode()
+
+
+@dataclass
+class KeyPair:
+    private: str
+    public: str
+    path: Path  # file holding the private key
+
+
+def make_keypair(workdir: Path, name: str) -> KeyPair:
+    """A key pair in a file. Made with python cryptography when present (independent of
+    `sluice keygen`, which has its own test), else with `sluice keygen`/`pubkey`."""
+    path = workdir / f"{name}.key"
+    private = base64.b64encode(os.urandom(32)).decode()
+    public = x25519_public(private)
+    if public is None:
+        cp = run_sluice(["keygen"])
+        assert cp.returncode == 0, f"sluice keygen failed: {cp.stderr.decode(errors='replace')}"
+        private = cp.stdout.decode().strip()
+        cp = run_sluice(["pubkey"], input=(private + "\n").encode())
+        assert cp.returncode == 0, f"sluice pubkey failed: {cp.stderr.decode(errors='replace')}"
+        public = cp.stdout.decode().strip()
+    path.write_text(private + "\n")
+    path.chmod(0o600)
+    return KeyPair(private, public, path)
+
+
+def make_psk(workdir: Path, name: str) -> Path:
+    path = workdir / f"{name}.psk"
+    path.write_text(base64.b64encode(os.urandom(32)).decode() + "\n")
+    path.chmod(0o600)
+    return path
+
+
+# -- the pieces of a tunnel ---------------------------------------------------------------------
+
+@dataclass
+class Servers:
+    proc: Proc
+    log: Path
+    http_port: int = HTTP_PORT
+    tcp_port: int = TCP_PORT
+
+    def events(self) -> list[dict]:
+        try:
+            return [json.loads(l) for l in self.log.read_text().splitlines() if l.strip()]
+        except FileNotFoundError:
+            return []
+
+
+def start_servers(runner: Runner, topo: Topology, pregen_mib: int = 64) -> Servers:
+    log = runner.workdir / "server-events.jsonl"
+    ready = runner.workdir / "servers-ready.json"
+    proc = runner.start("servers", [PY, str(HERE / "servers.py"), "--http-port", str(HTTP_PORT),
+                                    "--tcp-port", str(TCP_PORT), "--log", str(log), "--ready-file", str(ready),
+                                    "--pregen-mib", str(pregen_mib)], ns=topo.server)
+    wait_for(lambda: ready.exists() or not proc.alive(), 30, what="the test servers to listen")
+    if not proc.alive():
+        raise RuntimeError(f"servers.py exited {proc.popen.returncode}:\n{tail(proc.log)}")
+    return Servers(proc, log)
+
+
+@dataclass
+class CountingProxy:
+    proc: Proc
+    status_path: Path
+
+    def connections(self) -> list[dict]:
+        try:
+            return json.loads(self.status_path.read_text())["connections"]
+        except (FileNotFoundError, json.JSONDecodeError, KeyError):
+            return []
+
+
+def start_proxy(runner: Runner, topo: Topology, listen: str, target: str) -> CountingProxy:
+    status = runner.workdir / "proxy-status.json"
+    ready = runner.workdir / "proxy-ready.json"
+    proc = runner.start("proxy", [PY, str(HERE / "proxy.py"), "--listen", listen, "--target", target,
+                                  "--status", str(status), "--ready-file", str(ready)], ns=topo.relay)
+    wait_for(lambda: ready.exists() or not proc.alive(), 15, what="the counting proxy to listen")
+    if not proc.alive():
+        raise RuntimeError(f"proxy.py exited {proc.popen.returncode}:\n{tail(proc.log)}")
+    return CountingProxy(proc, status)
+
+
+def relay_argv(key: KeyPair, allow: Sequence[str], listen: str = f"0.0.0.0:{RELAY_PORT}",
+               psk: Path | None = None, extra: Sequence[str] = ()) -> list[str]:
+    argv = [sluice_bin(), "relay", "--listen", listen, "--private-key", str(key.path)]
+    for pub in allow:
+        argv += ["--allow-client", pub]
+    if psk:
+        argv += ["--psk", str(psk)]
+    level = os.environ.get("SLUICE_E2E_LOG_LEVEL")
+    if level:
+        argv += ["--log-level", level]
+    return argv + list(extra)
+
+
+def client_argv(relay: str, relay_public: str, key: KeyPair, psk: Path | None = None,
+                carriers: int | None = None, extra: Sequence[str] = ()) -> list[str]:
+    argv = [sluice_bin(), "up", "--relay", relay, "--relay-public-key", relay_public,
+            "--private-key", str(key.path), "--tun", TUN]
+    for a in CLIENT_ADDRESSES:
+        argv += ["--address", a]
+    for r in CLIENT_ROUTES:
+        argv += ["--route", r]
+    if psk:
+        argv += ["--psk", str(psk)]
+    if carriers is not None:
+        argv += ["--carriers", str(carriers)]
+    level = os.environ.get("SLUICE_E2E_LOG_LEVEL")
+    if level:
+        argv += ["--log-level", level]
+    return argv + list(extra)
+
+
+def tun_present(topo: Topology) -> bool:
+    cp = topo.exec(topo.client, ["ip", "-j", "link", "show", "dev", TUN], timeout=5)
+    return cp.returncode == 0
+
+
+def wait_relay_listening(topo: Topology, proc: Proc, port: int = RELAY_PORT, timeout: float = 10) -> None:
+    def listening() -> bool:
+        if not proc.alive():
+            raise RuntimeError(f"sluice relay exited {proc.popen.returncode}:\n{tail(proc.log)}")
+        out = topo.exec(topo.relay, ["ss", "-Htln", f"sport = :{port}"], timeout=5).stdout
+        return bool(out.strip())
+
+    wait_for(listening, timeout, what=f"sluice relay to listen on port {port}")
+
+
+def wait_client_up(topo: Topology, proc: Proc, timeout: float = 15) -> None:
+    """Waits until `sluice up` has made its TUN device (it does not prove a carrier is up)."""
+
+    def up() -> bool:
+        if not proc.alive():
+            raise RuntimeError(f"sluice up exited {proc.popen.returncode}:\n{tail(proc.log)}")
+        return tun_present(topo)
+
+    wait_for(up, timeout, what=f"sluice up to create {TUN}")
+
+
+# -- curl -----------------------------------------------------------------------------------------
+
+@dataclass
+class CurlResult:
+    returncode: int | None
+    info: dict = field(default_factory=dict)
+    stderr: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def curl(topo: Topology, args: Sequence[str], max_time: float = 60, connect_timeout: float = 5) -> CurlResult:
+    """curl in the client namespace; `info` is curl's --write-out %{json} (speeds, times, sizes)."""
+    argv = ["curl", "-sS", "-g", "--noproxy", "*", "--max-time", str(max_time),
+            "--connect-timeout", str(connect_timeout), "-w", "%{json}", *args]
+    try:
+        cp = topo.exec(topo.client, argv, timeout=max_time + 15, env=clean_env())
+    except subprocess.TimeoutExpired:
+        return CurlResult(None, {}, "curl did not finish (killed)")
+    try:
+        info = json.loads(cp.stdout) if cp.stdout.strip() else {}
+    except json.JSONDecodeError:
+        info = {}
+    return CurlResult(cp.returncode, info, cp.stderr.strip())
+
+
+def url(topo: Topology, family: str, path: str, port: int = HTTP_PORT) -> str:
+    return f"http://{topo.url_host(topo.server_addr(family))}:{port}{path}"
+
+
+# -- what `sluice up` installs ---------------------------------------------------------------------
+
+def _canon(items) -> list[str]:
+    return sorted(json.dumps(i, sort_keys=True) for i in items)
+
+
+def net_state(topo: Topology, ns: str) -> dict:
+    """Links, addresses, rules and routes of every table, v4 and v6, in comparable form."""
+    addrs = [(l["ifname"], a.get("local"), a.get("prefixlen")) for l in topo.ip_json(ns, "addr")
+             for a in l.get("addr_info", [])]
+    return {
+        "links": sorted(l["ifname"] for l in topo.ip_json(ns, "link")),
+        "addresses": sorted(f"{i} {a}/{p}" for i, a, p in addrs),
+        "rules4": _canon(topo.ip_json(ns, "-4", "rule")),
+        "rules6": _canon(topo.ip_json(ns, "-6", "rule")),
+        "routes4": _canon(topo.ip_json(ns, "-4", "route", "show", "table", "all")),
+        "routes6": _canon(topo.ip_json(ns, "-6", "route", "show", "table", "all")),
+    }
+
+
+def sluice_footprint(state: dict) -> list[str]:
+    """What of Sluice's is present in a net_state: its TUN, its table, its rules."""
+    found = []
+    if TUN in state["links"]:
+        found.append(f"link {TUN}")
+    found += [f"address {a}" for a in state["addresses"] if a.split()[0] == TUN]
+    for key in ("rules4", "rules6", "routes4", "routes6"):
+        found += [f"{key}: {r}" for r in state[key] if f'"table": "{TABLE}"' in r or f'"dev": "{TUN}"' in r]
+    return found
+
+
+def state_diff(before: dict, after: dict) -> list[str]:
+    out = []
+    for key in before:
+        b, a = set(before[key]), set(after[key])
+        out += [f"{key} + {x}" for x in sorted(a - b)] + [f"{key} - {x}" for x in sorted(b - a)]
+    return out

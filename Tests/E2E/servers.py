@@ -1,0 +1,252 @@
+"""The test servers, run in the server namespace: one HTTP server and one raw TCP server.
+
+    ip netns exec SERVER python3 servers.py --http-port 8080 --tcp-port 9000 \
+        --log peers.jsonl --ready-file ready.json [--pregen-mib 64]
+
+Both listen on [::] dual-stack. Every request/connection is appended to the --log file as one JSON
+line with the peer address (IPv4-mapped addresses shown as plain IPv4), so a test can assert that the
+server saw the relay's address.
+
+HTTP (ThreadingHTTPServer, HTTP/1.1):
+  GET /bytes/N     N bytes of content.py's deterministic content; header X-Peer: the client address
+  PUT|POST /any    reads the body (Content-Length or chunked), answers JSON {"bytes","sha256","peer"}
+  GET /peer        JSON {"peer"}
+
+Raw TCP, the first byte picks the mode:
+  b"E" u64 size u64 seed   echo `size` bytes while checking them against content.stream_bytes(seed,
+                           size), then send a trailer: sha256 of what arrived (32) + verdict (1 = ok)
+  b"I"                     interactive echo until EOF (an idle flow that can be probed at any time)
+  b"F" u64 limit           firehose: send up to `limit` bytes of content, never read
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import http.server
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import content  # noqa: E402
+
+_log_lock = threading.Lock()
+_log_path: str | None = None
+
+
+def plain(addr: str) -> str:
+    return addr[7:] if addr.startswith("::ffff:") else addr
+
+
+def log(**event) -> None:
+    event["t"] = time.time()
+    line = json.dumps(event) + "\n"
+    with _log_lock:
+        if _log_path:
+            with open(_log_path, "a") as f:
+                f.write(line)
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "sluice-e2e"
+
+    def log_message(self, fmt, *args) -> None:  # quiet: the JSON log is the record
+        pass
+
+    @property
+    def peer(self) -> str:
+        return plain(self.client_address[0])
+
+    def _reply(self, code: int, body: bytes, ctype: str = "application/json") -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("X-Peer", self.peer)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/bytes/"):
+            try:
+                n = int(self.path[len("/bytes/"):])
+            except ValueError:
+                return self._reply(400, b'{"error":"bad size"}')
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(n))
+            self.send_header("X-Peer", self.peer)
+            self.end_headers()
+            sent = 0
+            try:
+                for c in content.chunks(n):
+                    self.wfile.write(c)
+                    sent += len(c)
+            finally:
+                log(proto="http", method="GET", path=self.path, peer=self.peer, bytes_out=sent)
+        elif self.path == "/peer":
+            log(proto="http", method="GET", path=self.path, peer=self.peer, bytes_out=0)
+            self._reply(200, json.dumps({"peer": self.peer}).encode())
+        else:
+            self._reply(404, b'{"error":"not found"}')
+
+    def _read_body(self):
+        h = hashlib.sha256()
+        total = 0
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                left = size
+                while left:
+                    b = self.rfile.read(min(left, 1 << 20))
+                    if not b:
+                        raise ConnectionError("body ended early")
+                    h.update(b)
+                    left -= len(b)
+                    total += len(b)
+                self.rfile.readline()
+        else:
+            left = int(self.headers.get("Content-Length", "0"))
+            while left:
+                b = self.rfile.read(min(left, 1 << 20))
+                if not b:
+                    raise ConnectionError("body ended early")
+                h.update(b)
+                left -= len(b)
+                total += len(b)
+        return total, h.hexdigest()
+
+    def do_PUT(self) -> None:
+        total, digest = self._read_body()
+        log(proto="http", method=self.command, path=self.path, peer=self.peer, bytes_in=total, sha256=digest)
+        self._reply(200, json.dumps({"bytes": total, "sha256": digest, "peer": self.peer}).encode())
+
+    do_POST = do_PUT
+
+
+class DualStackHTTPServer(http.server.ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+    daemon_threads = True
+    request_queue_size = 512
+
+    def server_bind(self) -> None:
+        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        super().server_bind()
+
+
+async def read_exactly(reader: asyncio.StreamReader, n: int) -> bytes:
+    return await reader.readexactly(n)
+
+
+async def handle_tcp(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    peer = plain(writer.get_extra_info("peername")[0])
+    mode = "?"
+    try:
+        mode = (await reader.readexactly(1)).decode(errors="replace")
+        if mode == "E":
+            size, seed = struct.unpack("!QQ", await reader.readexactly(16))
+            expected = content.stream_bytes(seed, size)
+            h = hashlib.sha256()
+            got = 0
+            ok = True
+            while got < size:
+                b = await reader.read(min(65536, size - got))
+                if not b:
+                    raise ConnectionError(f"EOF after {got} of {size} bytes")
+                ok = ok and b == expected[got:got + len(b)]
+                h.update(b)
+                got += len(b)
+                writer.write(b)
+                await writer.drain()
+            writer.write(h.digest() + (b"\x01" if ok else b"\x00"))
+            await writer.drain()
+            log(proto="tcp", mode="E", peer=peer, bytes=got, ok=ok)
+        elif mode == "I":
+            n = 0
+            while True:
+                b = await reader.read(65536)
+                if not b:
+                    break
+                n += len(b)
+                writer.write(b)
+                await writer.drain()
+            log(proto="tcp", mode="I", peer=peer, bytes=n)
+        elif mode == "F":
+            (limit,) = struct.unpack("!Q", await reader.readexactly(8))
+            sent = 0
+            try:
+                for c in content.chunks(limit):
+                    writer.write(c)
+                    await writer.drain()
+                    sent += len(c)
+            finally:
+                log(proto="tcp", mode="F", peer=peer, bytes_out=sent)
+        else:
+            log(proto="tcp", mode=mode, peer=peer, error="unknown mode")
+    except (ConnectionError, asyncio.IncompleteReadError, OSError) as e:
+        log(proto="tcp", mode=mode, peer=peer, error=repr(e))
+    finally:
+        writer.close()
+
+
+async def tcp_main(port: int, started: threading.Event) -> None:
+    sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    sock.bind(("::", port))
+    server = await asyncio.start_server(handle_tcp, sock=sock, backlog=1024)
+    started.set()
+    async with server:
+        await server.serve_forever()
+
+
+def main() -> int:
+    global _log_path
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--http-port", type=int, default=8080)
+    ap.add_argument("--tcp-port", type=int, default=9000)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--ready-file", required=True)
+    ap.add_argument("--pregen-mib", type=int, default=64, help="content blocks to generate before serving")
+    args = ap.parse_args()
+    _log_path = args.log
+    open(args.log, "a").close()
+
+    for i in range(args.pregen_mib):
+        content.block(i)
+
+    httpd = DualStackHTTPServer(("::", args.http_port), Handler)
+    threading.Thread(target=httpd.serve_forever, name="http", daemon=True).start()
+    started = threading.Event()
+    threading.Thread(target=lambda: asyncio.run(tcp_main(args.tcp_port, started)), name="tcp",
+                     daemon=True).start()
+    if not started.wait(10):
+        print("tcp server did not start", file=sys.stderr)
+        return 1
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    tmp = args.ready_file + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"pid": os.getpid(), "http": args.http_port, "tcp": args.tcp_port}, f)
+    os.replace(tmp, args.ready_file)
+    while not stop.wait(0.5):
+        pass
+    httpd.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

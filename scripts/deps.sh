@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that building Sluice and running its tests need.
+# Idempotent: asks apt only about packages that are missing, and runs `apt-get update`
+# only when something has to be installed. Run as root (CI does), or with sudo available.
+#
+#   scripts/deps.sh            install what is missing
+#   scripts/deps.sh --check    list what is missing, install nothing (exit 1 if anything is)
+set -euo pipefail
+
+packages=(
+    # Build: the system libraries the Swift package links (pkg-config names lwip, libsodium).
+    liblwip-dev libsodium-dev pkg-config
+    # End-to-end tests, demo and benchmarks: namespaces and routes, real clients, capabilities.
+    iproute2 curl iperf3 util-linux libcap2-bin procps nftables
+    # The pytest suite and the independent X25519 check of `sluice pubkey`.
+    python3 python3-pytest python3-cryptography
+    make
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+    [[ "$status" == "installed" ]] || missing+=("$p")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "deps: all ${#packages[@]} packages present"
+    exit 0
+fi
+if [[ "${1:-}" == "--check" ]]; then
+    echo "deps: missing: ${missing[*]}"
+    exit 1
+fi
+
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "deps: missing ${missing[*]}; run as root to install them" >&2; exit 1; }
+    sudo=(sudo)
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "deps: done"
