@@ -4,8 +4,6 @@
 #   make test    deps, unit tests (debug build), release build, end-to-end suite (as root)
 #   make e2e     only the end-to-end suite against $(SLUICE_BIN); E2E_ARGS go to pytest
 #   make e2e-kernel  the end-to-end harness against plain kernel forwarding (no binary needed)
-#   make e2e-fake    the end-to-end harness against Tests/E2E/fake_sluice.py, a stand-in that is NOT
-#                    Sluice: it only checks the harness's own logic (see that file)
 #   make demo    deps, release build, scripts/demo.sh (as root)
 #   make clean
 
@@ -17,7 +15,7 @@ SLUICE_BIN ?= .build/release/sluice
 export SLUICE_BIN
 E2E_ARGS ?=
 
-.PHONY: all build deps unit test e2e e2e-kernel e2e-fake demo clean
+.PHONY: all build deps unit test e2e e2e-kernel demo clean
 
 all: build
 
@@ -42,8 +40,6 @@ e2e:
 e2e-kernel:
 	SLUICE_E2E_MODE=kernel scripts/e2e.sh $(E2E_ARGS)
 
-e2e-fake:
-	SLUICE_BIN=Tests/E2E/fake_sluice.py scripts/e2e.sh $(E2E_ARGS)
 
 demo: deps build
 	scripts/demo.sh

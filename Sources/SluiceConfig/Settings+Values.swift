@@ -72,7 +72,9 @@ extension Settings {
     func publicKey(_ raw: (text: String, origin: SettingOrigin)) throws(ConfigError) -> [UInt8] {
         let key: [UInt8]
         do {
-            key = try KeyText.decode(raw.text, source: raw.origin.description)
+            // A public key is not secret: quoting it (shortened) shows the user which value was wrong.
+            let shown = raw.text.count > 60 ? String(raw.text.prefix(57)) + "..." : raw.text
+            key = try KeyText.decode(raw.text, source: "\(raw.origin.description) \"\(shown)\"")
         } catch {
             if !raw.text.isEmpty, access(raw.text, F_OK) == 0 {
                 throw .keyGivenAsFileName(raw.origin, path: raw.text)

@@ -9,7 +9,7 @@ let command: Command
 do {
     command = try CommandLineParser.parse(arguments: Array(CommandLine.arguments.dropFirst()))
 } catch {
-    fail("\(error)", code: 2, hint: "run 'sluice --help' for usage")
+    fail("\(error)", code: 2)
 }
 
 do {

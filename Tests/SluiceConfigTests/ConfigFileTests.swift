@@ -173,7 +173,7 @@ final class ConfigFileTests: XCTestCase {
                                       contains: ["\(route): key \"route\" element 2 = fd20::1/64", "did you mean fd20::/64?"])
         XCTAssertEqual(error, .routeHasHostBits(.file(path: route, key: "route", index: 1), value: "fd20::1/64", suggestion: "fd20::/64"))
         let key = try dir.write("etc/client.json", clientJSON().replacingOccurrences(of: TestKeys.text(TestKeys.relayPublic), with: "short"))
-        assertConfigError(parsing(["up", "--config", key]), contains: ["\(key): key \"relayPublicKey\" is not base64"])
+        assertConfigError(parsing(["up", "--config", key]), contains: ["\(key): key \"relayPublicKey\" \"short\" is not base64"])
     }
 
     func testInvalidJSONSaysWhere() throws {

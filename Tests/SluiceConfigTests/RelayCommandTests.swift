@@ -94,13 +94,13 @@ final class RelayCommandTests: XCTestCase {
 
     func testBadClientKeysNameTheFlag() {
         let base = ["relay", "--listen", "0.0.0.0:7000", "--private-key", keys.relay]
-        let error = assertConfigError(parsing(base + ["--allow-client", "not-a-key!"]), contains: ["--allow-client is not base64"])
-        guard case .invalidKey(source: "--allow-client", problem: .notBase64) = error else { return XCTFail("\(String(describing: error))") }
+        let error = assertConfigError(parsing(base + ["--allow-client", "not-a-key!"]), contains: ["--allow-client \"not-a-key!\" is not base64"])
+        guard case .invalidKey(source: "--allow-client \"not-a-key!\"", problem: .notBase64) = error else { return XCTFail("\(String(describing: error))") }
         let short = TestKeys.text([UInt8](repeating: 9, count: 31))
-        assertConfigError(parsing(base + ["--allow-client", short]), contains: ["--allow-client decodes to 31 bytes, a key is 32"])
+        assertConfigError(parsing(base + ["--allow-client", short]), contains: ["--allow-client \"\(short)\" decodes to 31 bytes, a key is 32"])
         assertConfigError(parsing(base + ["--allow-client", TestKeys.text([UInt8](repeating: 0, count: 32))]),
                           contains: ["--allow-client is all zeros"])
-        assertConfigError(parsing(base + ["--allow-client", ""]), contains: ["--allow-client is empty"])
+        assertConfigError(parsing(base + ["--allow-client", ""]), contains: ["--allow-client \"\" is empty"])
     }
 
     func testKeyFileGivenWhereKeyTextBelongs() throws {
