@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderTests_SluiceMuxTests: XCTestCase { func testNothing() {} }
