@@ -115,4 +115,29 @@ final class MuxFlowControlTests: XCTestCase {
         pair.client.carrierDrained()
         XCTAssertEqual(wakeOrder, ["a", "b"], "a stream that sent everything is not woken again")
     }
+
+    /// A stream that ran out of credit gets CREDIT while the carrier is full: it must still hear
+    /// `streamCanSend` once the carrier drains, or it stays stuck with credit and data.
+    func testCreditArrivingWhileTheCarrierIsFullWakesTheStreamOnDrain() throws {
+        let pair = MuxPair()
+        let s = try pair.openStream()
+        let window = pair.relay.settings.streamWindow
+        s.clientHandler.outgoing = pattern(window + 1000, seed: 6)
+        s.clientHandler.sendOutgoing(on: s.client)
+        XCTAssertEqual(s.clientHandler.outgoingOffset, window)
+        try pair.pump()  // the carrier drains while the stream has no credit
+
+        pair.clientCarrier.extraQueued = pair.client.settings.carrierBudget
+        s.relay.consumed(window)
+        try pair.pump()
+        XCTAssertEqual(s.clientHandler.canSendCount, 0, "no wake-up while the carrier is full")
+        XCTAssertEqual(s.client.sendCapacity, 0)
+
+        pair.clientCarrier.extraQueued = 0
+        pair.client.carrierDrained()
+        XCTAssertEqual(s.clientHandler.canSendCount, 1, "the stream has credit and the carrier drained")
+        try pair.pump()
+        XCTAssertTrue(s.clientHandler.allSent)
+        XCTAssertEqual(s.relayHandler.received.count, window + 1000)
+    }
 }
