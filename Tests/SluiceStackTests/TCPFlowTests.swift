@@ -178,4 +178,39 @@ final class TCPFlowShutdownTests: StackTestCase {
         XCTAssertEqual(flow.read { $0.count }, 4)
         XCTAssertTrue(flow.isAlive)
     }
+
+    /// The application sent its data and FIN, but the flow has not read it all yet (the stream had
+    /// no credit) when the relay's FIN arrives: shutting our side must not throw that data away.
+    func testShutdownOutputAfterTheApplicationsFINKeepsUnreadInput() throws {
+        var app = Application(from: "10.0.0.2:\(freshPort())", to: "203.0.113.7:443")
+        let flow = try harness.connect(&app)
+        let upload = (0..<3000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        harness.input(app.data(Array(upload[0..<1400])))
+        harness.input(app.data(Array(upload[1400...])))
+        harness.input(app.segment([.fin, .ack]))
+        app.seq &+= 1
+        XCTAssertFalse(flow.inputEnded)
+
+        var read: [UInt8] = []
+        XCTAssertEqual(flow.read { chunk in read += chunk.prefix(1000); return min(1000, chunk.count) }, 1000)
+        flow.shutdownOutput()
+        stack.flushOutput()
+        XCTAssertFalse(flow.inputEnded, "2000 bytes are still unread")
+        flow.read { chunk in
+            read += chunk
+            return chunk.count
+        }
+        XCTAssertTrue(read == upload, "read \(read.count) of \(upload.count) bytes: unread input was lost when our side shut down")
+        XCTAssertTrue(flow.inputEnded)
+
+        // lwIP sent our FIN; the application acknowledges it, which ends the connection quietly.
+        let sent = tun.takeSegments()
+        XCTAssertFalse(sent.contains { $0.flags.contains(.rst) }, "unread input must not turn the close into a reset: \(sent)")
+        let fin = try XCTUnwrap(sent.first { $0.flags.contains(.fin) }, "\(sent)")
+        app.ack = fin.sequenceNumber &+ 1
+        harness.input(app.segment(.ack))
+        XCTAssertEqual(delegate.handlers[app.key]?.resetCount ?? 0, 0)
+        flow.close()
+        XCTAssertEqual(stack.flowCount, 0)
+    }
 }
