@@ -98,6 +98,24 @@ final class TCPFlowTests: StackTestCase {
         XCTAssertEqual(sent, Array(bytes[0..<sent.count]), "segments carry the written bytes in order")
     }
 
+    /// The application advertises a large MSS, but the TUN's MTU bounds what the stack emits.
+    func testSegmentsFitTheTUNMTU() throws {
+        harness.stack.shutdown()
+        let small = try StackHarness(mtu: 1280)
+        defer { small.stack.shutdown() }
+        for (application, destination) in [("10.0.0.2:\(freshPort())", "203.0.113.7:443"), ("[fd00::2]:\(freshPort())", "[2001:db8::7]:443")] {
+            var app = Application(from: application, to: destination)
+            let flow = try small.connect(&app)
+            let bytes = [UInt8](repeating: 0x61, count: 8000)
+            XCTAssertGreaterThan(bytes.withUnsafeBytes { flow.write($0) }, 2000)
+            small.stack.flushOutput()
+            let packets = small.tun.take()
+            XCTAssertGreaterThan(packets.count, 1)
+            XCTAssertTrue(packets.allSatisfy { $0.count <= 1280 }, "\(destination): \(packets.map(\.count))")
+            flow.abort()
+        }
+    }
+
     /// lwIP delays the ACK for a lone small segment; its fast timer (250 ms) sends it.
     func testDelayedACKGoesOutFromRunTimers() throws {
         var app = Application(from: "10.0.0.2:\(freshPort())", to: "203.0.113.7:443")
