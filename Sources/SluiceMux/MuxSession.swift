@@ -224,7 +224,9 @@ public final class MuxSession {
         case .credit(let id, let increment):
             guard let stream = try liveStream(id, "CREDIT") else { return }
             stream.sendCredit += Int(increment)
-            if budgetRemaining > 0 { stream.handler?.streamCanSend(stream) }
+            // With the carrier full, wake it on drain instead: carrierDrained() drops streams
+            // that had no credit, so this one may no longer be waiting.
+            if budgetRemaining > 0 { stream.handler?.streamCanSend(stream) } else { waitToSend(stream) }
         case .fin(let id):
             guard let stream = try liveStream(id, "FIN") else { return }
             stream.receivedFIN = true

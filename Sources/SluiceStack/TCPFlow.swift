@@ -33,6 +33,9 @@ public final class TCPFlow {
         self.stack = stack
     }
 
+    /// Input kept past the pcb (see `shutdownOutput`) and never read.
+    deinit { for p in inbound { pbuf_free(p) } }
+
     /// True once the application sent FIN and every byte before it was read.
     public var inputEnded: Bool { finReceived && inbound.isEmpty }
 
@@ -67,15 +70,20 @@ public final class TCPFlow {
             pbuf_free(head)
         }
         if total > 0, let pcb {
-            var left = total
-            while left > 0 {
-                let n = min(left, 0xFFFF)
-                tcp_recved(pcb, UInt16(n))
-                left -= n
-            }
+            openWindow(pcb, by: total)
             markNeedsOutput()
         }
         return total
+    }
+
+    /// `tcp_recved` for `count` bytes, in the u16 steps it takes.
+    private func openWindow(_ pcb: UnsafeMutablePointer<tcp_pcb>, by count: Int) {
+        var left = count
+        while left > 0 {
+            let n = min(left, 0xFFFF)
+            tcp_recved(pcb, UInt16(n))
+            left -= n
+        }
     }
 
     /// Bytes lwIP can take now toward the application.
@@ -111,7 +119,11 @@ public final class TCPFlow {
         outputShut = true
         if finReceived {
             // Both directions are done: a full close lets lwIP finish and free the pcb itself.
-            release()
+            // Input not read yet stays readable (the pbufs are ours); lwIP is told it was taken,
+            // or tcp_close would answer the unread bytes with RST.
+            let unread = inbound.reduce(-inboundOffset) { $0 + Int($1.pointee.tot_len) }
+            openWindow(pcb, by: unread)
+            release(keepingInput: true)
             handler = nil
             tcp_close(pcb)
         } else {
@@ -136,12 +148,15 @@ public final class TCPFlow {
         tcp_abort(pcb)
     }
 
-    /// Forgets the pcb (lwIP keeps or frees it) and every buffered byte; removes the flow from the stack.
-    private func release() {
+    /// Forgets the pcb (lwIP keeps or frees it) and, unless `keepingInput`, every buffered byte;
+    /// removes the flow from the stack.
+    private func release(keepingInput: Bool = false) {
         if let pcb { sluice_tcp_detach(pcb) }
         pcb = nil
-        for p in inbound { pbuf_free(p) }
-        inbound.removeAll()
+        if !keepingInput {
+            for p in inbound { pbuf_free(p) }
+            inbound.removeAll()
+        }
         stack.forget(self)
     }
 

@@ -1,0 +1,143 @@
+import SluiceMux
+import SluiceWire
+import XCTest
+
+/// Credit windows and the carrier budget (docs/protocol.md §4.3–4).
+final class MuxFlowControlTests: XCTestCase {
+    func testSenderStopsAtTheWindowAndResumesOnQuarterWindowCredit() throws {
+        let pair = MuxPair()
+        let s = try pair.openStream()
+        let window = pair.relay.settings.streamWindow
+        let bytes = pattern(window + window / 2, seed: 1)
+
+        let taken = bytes.withUnsafeBytes { s.client.send($0) }
+        XCTAssertEqual(taken, window, "send takes exactly the peer's window")
+        XCTAssertEqual(s.client.sendCapacity, 0)
+        XCTAssertEqual(bytes[taken...].withUnsafeBytes { s.client.send($0) }, 0, "no credit, nothing taken")
+        try pair.pump()
+        XCTAssertEqual(s.relayHandler.received.count, window)
+        XCTAssertEqual(s.client.sendCapacity, 0, "the relay has not consumed anything yet")
+
+        // Credit is returned in batches of a quarter window: one byte short sends nothing.
+        s.relay.consumed(window / 4 - 1)
+        try pair.pump()
+        XCTAssertEqual(s.clientHandler.canSendCount, 0)
+        XCTAssertEqual(s.client.sendCapacity, 0)
+
+        s.relay.consumed(1)
+        try pair.pump()
+        XCTAssertEqual(s.clientHandler.canSendCount, 1, "CREDIT wakes the sender")
+        XCTAssertEqual(s.client.sendCapacity, window / 4)
+
+        let rest = bytes[taken...].withUnsafeBytes { s.client.send($0) }
+        XCTAssertEqual(rest, window / 4)
+        try pair.pump()
+        XCTAssertTrue(s.relayHandler.received == Array(bytes[0..<window + window / 4]))
+    }
+
+    func testConsumingEverythingOutstandingReturnsCreditAtOnce() throws {
+        let pair = MuxPair()
+        let s = try pair.openStream()
+        XCTAssertEqual([UInt8](repeating: 9, count: 100).withUnsafeBytes { s.client.send($0) }, 100)
+        try pair.pump()
+        let before = s.client.sendCapacity
+        s.relay.consumed(100)  // far below a quarter window, but nothing is left outstanding
+        try pair.pump()
+        XCTAssertEqual(s.client.sendCapacity, before + 100)
+        XCTAssertEqual(s.clientHandler.canSendCount, 1)
+    }
+
+    /// The key property: a stream whose reader stopped holds one window of its own, never the
+    /// carrier. Another stream on the same session moves 8 MiB past it, over a slow carrier that
+    /// makes the budget matter.
+    func testStalledStreamDoesNotStopAnotherStream() throws {
+        let pair = MuxPair()
+        let stalled = try pair.openStream()
+        let busy = try pair.openStream()
+        let window = pair.relay.settings.streamWindow
+
+        stalled.clientHandler.outgoing = pattern(4 * window, seed: 2)  // its reader never consumes
+        stalled.clientHandler.sendOutgoing(on: stalled.client)
+        let eightMiB = pattern(8 * 1024 * 1024, seed: 3)
+        busy.relayHandler.autoConsume = true
+        busy.clientHandler.outgoing = eightMiB
+        busy.clientHandler.sendOutgoing(on: busy.client)
+
+        try pair.pump(recordsPerTurn: 3)
+
+        XCTAssertTrue(busy.clientHandler.allSent, "busy stream sent \(busy.clientHandler.outgoingOffset) of \(eightMiB.count)")
+        XCTAssertEqual(busy.relayHandler.received.count, eightMiB.count)
+        XCTAssertTrue(busy.relayHandler.received == eightMiB, "busy stream's bytes differ")
+        XCTAssertEqual(stalled.relayHandler.received.count, window, "the stalled stream got exactly one window")
+        XCTAssertEqual(stalled.client.sendCapacity, 0)
+
+        // And once its reader catches up, the stalled stream finishes too.
+        stalled.relayHandler.autoConsume = true
+        stalled.relay.consumed(window)
+        try pair.pump(recordsPerTurn: 3)
+        XCTAssertTrue(stalled.clientHandler.allSent)
+        XCTAssertTrue(stalled.relayHandler.received == stalled.clientHandler.outgoing)
+    }
+
+    func testFullCarrierBudgetStopsSendingUntilDrained() throws {
+        let pair = MuxPair()
+        let a = try pair.openStream()
+        let b = try pair.openStream()
+        let budget = pair.client.settings.carrierBudget
+
+        pair.clientCarrier.extraQueued = budget - 100
+        XCTAssertEqual(a.client.sendCapacity, 100, "capacity is what the budget has left")
+        pair.clientCarrier.extraQueued = budget
+        XCTAssertEqual(a.client.sendCapacity, 0)
+        XCTAssertEqual(b.client.sendCapacity, 0)
+
+        var wakeOrder: [String] = []
+        a.clientHandler.onCanSend = { wakeOrder.append("a") }
+        b.clientHandler.onCanSend = { wakeOrder.append("b") }
+        a.clientHandler.outgoing = pattern(1000, seed: 4)
+        b.clientHandler.outgoing = pattern(1000, seed: 5)
+        a.clientHandler.sendOutgoing(on: a.client)
+        b.clientHandler.sendOutgoing(on: b.client)
+        XCTAssertEqual(a.clientHandler.outgoingOffset, 0)
+        XCTAssertEqual(b.clientHandler.outgoingOffset, 0)
+
+        pair.client.carrierDrained()
+        XCTAssertEqual(wakeOrder, [], "no wake-up while the budget is still used up")
+
+        pair.clientCarrier.extraQueued = 0
+        XCTAssertEqual(wakeOrder, [], "wake-ups come from carrierDrained, not from polling")
+        pair.client.carrierDrained()
+        XCTAssertEqual(wakeOrder, ["a", "b"], "waiting streams are woken oldest first")
+        try pair.pump()
+        XCTAssertTrue(a.relayHandler.received == a.clientHandler.outgoing)
+        XCTAssertTrue(b.relayHandler.received == b.clientHandler.outgoing)
+
+        pair.client.carrierDrained()
+        XCTAssertEqual(wakeOrder, ["a", "b"], "a stream that sent everything is not woken again")
+    }
+
+    /// A stream that ran out of credit gets CREDIT while the carrier is full: it must still hear
+    /// `streamCanSend` once the carrier drains, or it stays stuck with credit and data.
+    func testCreditArrivingWhileTheCarrierIsFullWakesTheStreamOnDrain() throws {
+        let pair = MuxPair()
+        let s = try pair.openStream()
+        let window = pair.relay.settings.streamWindow
+        s.clientHandler.outgoing = pattern(window + 1000, seed: 6)
+        s.clientHandler.sendOutgoing(on: s.client)
+        XCTAssertEqual(s.clientHandler.outgoingOffset, window)
+        try pair.pump()  // the carrier drains while the stream has no credit
+
+        pair.clientCarrier.extraQueued = pair.client.settings.carrierBudget
+        s.relay.consumed(window)
+        try pair.pump()
+        XCTAssertEqual(s.clientHandler.canSendCount, 0, "no wake-up while the carrier is full")
+        XCTAssertEqual(s.client.sendCapacity, 0)
+
+        pair.clientCarrier.extraQueued = 0
+        pair.client.carrierDrained()
+        XCTAssertEqual(s.clientHandler.canSendCount, 1, "the stream has credit and the carrier drained")
+        try pair.pump()
+        XCTAssertTrue(s.clientHandler.allSent)
+        XCTAssertEqual(s.relayHandler.received.count, window + 1000)
+    }
+}
