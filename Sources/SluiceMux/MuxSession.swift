@@ -139,16 +139,20 @@ public final class MuxSession {
 
     /// The carrier wrote to its socket: let waiting streams send again, oldest first, while budget lasts.
     public func carrierDrained() {
-        var index = 0
-        while index < waiting.count && budgetRemaining > 0 {
-            let stream = waiting[index]
-            index += 1
-            stream.waitingToSend = false
-            if !stream.isClosed && stream.sendCredit > 0 { stream.handler?.streamCanSend(stream) } else if !stream.isClosed {
-                // Still no credit: it is woken by CREDIT instead.
+        // Take the list first: a handler may send (re-queueing itself) or close the session.
+        let ready = waiting
+        waiting.removeAll(keepingCapacity: true)
+        for (index, stream) in ready.enumerated() {
+            guard budgetRemaining > 0, !isClosed else {
+                // Out of budget again: the rest keep their turn, ahead of streams queued since.
+                let rest = ready[index...].filter { !$0.isClosed }
+                waiting.insert(contentsOf: rest, at: 0)
+                return
             }
+            stream.waitingToSend = false
+            // A stream without credit is woken by CREDIT instead.
+            if !stream.isClosed && stream.sendCredit > 0 { stream.handler?.streamCanSend(stream) }
         }
-        waiting.removeFirst(index)
     }
 
     // MARK: lifecycle

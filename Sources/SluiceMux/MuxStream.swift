@@ -62,6 +62,13 @@ public final class MuxStream {
         return n
     }
 
+    /// Asks for `streamCanSend` once `sendCapacity` is above zero again: for an endpoint that checks
+    /// the capacity before reading its source (so it never offers bytes `send` would refuse).
+    public func notifyWhenSendable() {
+        guard !isClosed, !sentFIN else { return }
+        session.waitToSend(self)
+    }
+
     /// `count` received bytes left this end toward the next hop; credit goes back to the peer in
     /// batches of a quarter window.
     public func consumed(_ count: Int) {

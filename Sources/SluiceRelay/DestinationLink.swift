@@ -88,7 +88,10 @@ final class DestinationLink: MuxStreamHandler {
         guard let socket else { return }
         while readable && !sawEOF && !finished {
             let room = min(stream.sendCapacity, relay.scratch.count)
-            if room == 0 { return }  // streamCanSend brings us back
+            if room == 0 {
+                stream.notifyWhenSendable()  // streamCanSend brings us back
+                return
+            }
             let result: IOResult<Int>
             do {
                 result = try relay.scratch.withUnsafeMutableBytes { try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<room])) }

@@ -121,8 +121,7 @@ public final class TCPFlow {
             // Both directions are done: a full close lets lwIP finish and free the pcb itself.
             // Input not read yet stays readable (the pbufs are ours); lwIP is told it was taken,
             // or tcp_close would answer the unread bytes with RST.
-            let unread = inbound.reduce(-inboundOffset) { $0 + Int($1.pointee.tot_len) }
-            openWindow(pcb, by: unread)
+            openWindow(pcb, by: unreadCount)
             release(keepingInput: true)
             handler = nil
             tcp_close(pcb)
@@ -170,9 +169,21 @@ public final class TCPFlow {
     // MARK: lwIP callbacks (via TCPStack+Callbacks)
 
     func lwipReceived(_ p: UnsafeMutablePointer<pbuf>?) {
-        if let p { inbound.append(p) } else { finReceived = true }
+        if let p {
+            inbound.append(p)
+        } else {
+            finReceived = true
+            if outputShut, let pcb {
+                // Both FINs are out: lwIP now frees the pcb on its own (TIME_WAIT, without any
+                // callback), so let go of it now and keep the unread input readable.
+                openWindow(pcb, by: unreadCount)
+                release(keepingInput: true)
+            }
+        }
         handler?.flowHasInput(self)
     }
+
+    private var unreadCount: Int { inbound.reduce(-inboundOffset) { $0 + Int($1.pointee.tot_len) } }
 
     func lwipSent() { handler?.flowCanWrite(self) }
 

@@ -140,4 +140,37 @@ final class MuxFlowControlTests: XCTestCase {
         XCTAssertTrue(s.clientHandler.allSent)
         XCTAssertEqual(s.relayHandler.received.count, window + 1000)
     }
+
+    /// The relay checks `sendCapacity` before reading its socket and, finding 0 because the carrier
+    /// is full, asks to be told; without that it would wait for bytes that may never come.
+    func testNotifyWhenSendableWakesAStreamThatNeverOfferedBytes() throws {
+        let pair = MuxPair()
+        let s = try pair.openStream()
+        pair.clientCarrier.extraQueued = pair.client.settings.carrierBudget
+        XCTAssertEqual(s.client.sendCapacity, 0)
+        s.client.notifyWhenSendable()
+        pair.client.carrierDrained()
+        XCTAssertEqual(s.clientHandler.canSendCount, 0, "still full")
+
+        pair.clientCarrier.extraQueued = 0
+        pair.client.carrierDrained()
+        XCTAssertEqual(s.clientHandler.canSendCount, 1, "woken once the carrier drained")
+        pair.client.carrierDrained()
+        XCTAssertEqual(s.clientHandler.canSendCount, 1, "and only once")
+    }
+
+    /// A handler that closes the session from inside `streamCanSend` must not break the wake-up loop.
+    func testClosingTheSessionWhileWakingStreamsIsSafe() throws {
+        let pair = MuxPair()
+        let a = try pair.openStream()
+        let b = try pair.openStream()
+        pair.clientCarrier.extraQueued = pair.client.settings.carrierBudget
+        a.client.notifyWhenSendable()
+        b.client.notifyWhenSendable()
+        pair.clientCarrier.extraQueued = 0
+        a.clientHandler.onCanSend = { pair.client.close(.closed, message: "test") }
+        pair.client.carrierDrained()
+        XCTAssertTrue(pair.client.isClosed)
+        XCTAssertEqual(b.clientHandler.canSendCount, 0, "a closed session wakes nothing more")
+    }
 }
