@@ -2,8 +2,8 @@
 /// `sluice/1`, two fixed-size messages sent without framing.
 ///
 /// ```
-/// message 1, client → relay, 109 bytes: e (32) | encrypted s (48) | encrypted payload (13 + 16)
-///            payload: version u8 = 1 | TAI64N timestamp (12)
+/// message 1, client → relay, 125 bytes: e (32) | encrypted s (48) | encrypted payload (29 + 16)
+///            payload: version u8 = 1 | TAI64N timestamp (12) | PSK proof (16)
 /// message 2, relay → client,  64 bytes: e (32) | encrypted payload (16 + 16)
 ///            payload: version u8 = 1 | 15 reserved zero bytes
 /// ```
@@ -17,18 +17,29 @@ public enum SluiceHandshake {
     /// The protocol version both payloads carry.
     public static let version: UInt8 = 1
     /// The size of message 1 on the wire.
-    public static let message1Length = 109
+    public static let message1Length = 125
     /// The size of message 2 on the wire.
     public static let message2Length = 64
 
     static let pattern = HandshakePattern.IKpsk2
     static let cipher = NoiseCipher.chaChaPoly
-    static let message1PayloadLength = 1 + Tai64N.byteCount
+    static let message1PayloadLength = 1 + Tai64N.byteCount + pskProofLength
+    /// Bytes of the PSK proof in message 1.
+    static let pskProofLength = 16
     static let message2PayloadLength = 16
 
-    /// Message 1's payload: the version, then the timestamp.
-    static func message1Payload(timestamp: Tai64N) -> [UInt8] {
-        [version] + timestamp.bytes
+    /// Message 1's payload: the version, the timestamp, the PSK proof.
+    static func message1Payload(timestamp: Tai64N, proof: [UInt8]) -> [UInt8] {
+        [version] + timestamp.bytes + proof
+    }
+
+    /// Proof that the initiator holds the pre-shared key, bound to this handshake's ephemeral key and
+    /// timestamp: the first 16 bytes of HMAC-SHA256(psk, "sluice psk proof" || e || timestamp).
+    ///
+    /// IKpsk2 mixes the PSK in only at message 2, so without this a relay would answer a client that
+    /// has an allowed key but the wrong PSK. With it, the relay stays silent to anyone lacking either.
+    static func pskProof(psk: PresharedKey, ephemeral: [UInt8], timestamp: Tai64N) -> [UInt8] {
+        Array(NoiseHash.hmac(key: psk.bytes, Array("sluice psk proof".utf8), ephemeral, timestamp.bytes).prefix(pskProofLength))
     }
 
     /// Message 2's payload: the version, then reserved zero bytes.

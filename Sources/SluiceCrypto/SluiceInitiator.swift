@@ -4,7 +4,7 @@
 /// until it is dropped. Confined to the thread that runs the handshake; a client opening several
 /// carriers builds their initiators one after another so that `Tai64N.next()` orders them.
 public struct SluiceInitiator: Sendable {
-    /// The 109 bytes to send to the relay, unframed.
+    /// The 125 bytes to send to the relay, unframed.
     public let message1: [UInt8]
     /// The timestamp message 1 carries.
     public let timestamp: Tai64N
@@ -24,12 +24,14 @@ public struct SluiceInitiator: Sendable {
     /// As above with an injected ephemeral key, for deterministic tests only.
     init(localStatic: PrivateKey, relayStatic: PublicKey, psk: PresharedKey?, timestamp: Tai64N,
          ephemeral: PrivateKey?) throws(HandshakeError) {
+        let ephemeral = ephemeral ?? PrivateKey.generate()
+        let proof = SluiceHandshake.pskProof(psk: psk ?? .zero, ephemeral: ephemeral.publicKey.bytes, timestamp: timestamp)
         do {
             var state = try HandshakeState(
                 pattern: SluiceHandshake.pattern, cipher: SluiceHandshake.cipher, initiator: true,
                 prologue: SluiceHandshake.prologue, localStatic: localStatic, localEphemeral: ephemeral,
                 remoteStatic: relayStatic, psk: psk ?? .zero)
-            message1 = try state.writeMessage(payload: SluiceHandshake.message1Payload(timestamp: timestamp))
+            message1 = try state.writeMessage(payload: SluiceHandshake.message1Payload(timestamp: timestamp, proof: proof))
             self.state = state
         } catch {
             throw HandshakeError(error)

@@ -1,3 +1,5 @@
+import CSodium
+
 /// The relay side of a Sluice handshake: checks a client's message 1 and answers with message 2.
 ///
 /// Immutable and `Sendable`: one responder per relay identity, shared by every thread that accepts
@@ -17,7 +19,7 @@ public struct SluiceResponder: Sendable {
     /// The relay's public key, for display.
     public var publicKey: PublicKey { localStatic.publicKey }
 
-    /// Reads a client's 109-byte message 1 and, if it is acceptable, writes message 2.
+    /// Reads a client's 125-byte message 1 and, if it is acceptable, writes message 2.
     ///
     /// Checks, in order: size; authentication (which also proves the client holds the private half
     /// of the key it claims); `isAllowed(clientKey)`; version; and, through `replayGuard`, that the
@@ -50,10 +52,14 @@ public struct SluiceResponder: Sendable {
         guard let client = state.remoteStaticKey else { preconditionFailure("IK message 1 carries s") }
         guard isAllowed(client) else { throw .unknownClient(client) }
         try SluiceHandshake.checkVersion(payload)
-        // The length check above fixes the payload at 13 bytes, so the timestamp always decodes.
-        guard let timestamp = Tai64N(bytes: payload.dropFirst()) else {
+        // The length check above fixes the payload at 29 bytes, so the timestamp always decodes.
+        guard payload.count == SluiceHandshake.message1PayloadLength,
+              let timestamp = Tai64N(bytes: payload[1..<(1 + Tai64N.byteCount)]) else {
             throw .badLength(expected: SluiceHandshake.message1PayloadLength, actual: payload.count)
         }
+        let proof = Array(payload.suffix(SluiceHandshake.pskProofLength))
+        let expected = SluiceHandshake.pskProof(psk: psk, ephemeral: Array(message1.prefix(32)), timestamp: timestamp)
+        guard sodium_memcmp(proof, expected, proof.count) == 0 else { throw .wrongPresharedKey(client) }
         try replayGuard.admit(timestamp, from: client)
 
         let message2: [UInt8]

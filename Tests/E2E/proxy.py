@@ -1,10 +1,10 @@
 """A byte-counting TCP proxy, put in front of the relay to see exactly what crosses port 7000.
 
     ip netns exec RELAY python3 proxy.py --listen 10.10.0.2:7001 --target 127.0.0.1:7000 \
-        --status status.json --ready-file ready.json [--capture 109]
+        --status status.json --ready-file ready.json [--capture 125]
 
 For every connection it counts bytes each way, keeps the first --capture bytes the client sent
-(message 1 of the handshake is exactly the first 109), and notes which side closed first. The
+(message 1 of the handshake is exactly the first 125), and notes which side closed first. The
 --status file is rewritten atomically (every 0.1 s while something changed) as
 {"connections": [{"id", "opened", "c2s", "s2c", "first_c2s", "closed_by", "closed_after"}]}
 with first_c2s in hex and closed_by "client", "target" or null while open.
@@ -114,7 +114,7 @@ def main() -> int:
     ap.add_argument("--target", required=True)
     ap.add_argument("--status", required=True)
     ap.add_argument("--ready-file", required=True)
-    ap.add_argument("--capture", type=int, default=109)
+    ap.add_argument("--capture", type=int, default=125)
     asyncio.run(main_async(ap.parse_args()))
     return 0
 

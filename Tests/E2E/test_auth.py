@@ -16,7 +16,7 @@ pytestmark = pytest.mark.sluice
 
 HANDSHAKE_TIMEOUT = 2
 RELAY_FAST = ["--handshake-timeout", str(HANDSHAKE_TIMEOUT)]
-MSG1 = 109
+MSG1 = 125
 
 
 def probe_relay(topo, payload: bytes, wait: float = 10.0) -> tuple[bytes, float | None]:
@@ -87,7 +87,7 @@ def test_replayed_handshake_gets_zero_bytes(make_tunnel):
 
 
 @pytest.mark.parametrize("payload", [
-    pytest.param(os.urandom(MSG1), id="random-109"),
+    pytest.param(os.urandom(MSG1), id="random-125"),
     pytest.param(os.urandom(64 * 1024), id="random-64k"),
     pytest.param(b"GET / HTTP/1.1\r\nHost: relay\r\n\r\n", id="http-request"),
     pytest.param(b"", id="nothing"),

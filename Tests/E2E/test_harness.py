@@ -62,5 +62,5 @@ def test_counting_proxy_counts_and_captures(topology, servers, runner):
     assert got == payload[1:]
     conn = h.wait_for(lambda: [c for c in proxy.connections() if c["closed_by"]], 5, what="proxy to see the close")[0]
     assert (conn["c2s"], conn["s2c"]) == (len(payload), len(payload) - 1)
-    assert bytes.fromhex(conn["first_c2s"]) == payload[:109]
+    assert bytes.fromhex(conn["first_c2s"]) == payload[:125]
     assert conn["closed_by"] == "client"

@@ -13,7 +13,7 @@ final class SluiceHandshakeTests: XCTestCase {
 
     func testRoundTripYieldsMatchingKeysAndFixedSizes() throws {
         let initiator = try SluiceInitiator(localStatic: clientKey, relayStatic: relayKey.publicKey, timestamp: start)
-        XCTAssertEqual(initiator.message1.count, 109)
+        XCTAssertEqual(initiator.message1.count, 125)
         let guardTable = ReplayGuard()
         let response = try makeRelay().respond(to: initiator.message1, isAllowed: allowClient, replayGuard: guardTable)
         XCTAssertEqual(response.message2.count, 64)
@@ -38,15 +38,23 @@ final class SluiceHandshakeTests: XCTestCase {
                                        psk: try PresharedKey(bytes: [UInt8](repeating: 0, count: 32)))
         XCTAssertEqual(relay.protocolName, "Noise_IKpsk2_25519_ChaChaPoly_SHA256")
         let payload1 = try relay.readMessage(initiator.message1)
-        XCTAssertEqual(payload1, [1, 0x40, 0, 0, 0, 0x65, 0x53, 0xf1, 0x00, 0, 0, 0x01, 0xf4])
+        XCTAssertEqual(Array(payload1.prefix(13)), [1, 0x40, 0, 0, 0, 0x65, 0x53, 0xf1, 0x00, 0, 0, 0x01, 0xf4])
+        // The PSK proof: HMAC-SHA256(psk, "sluice psk proof" || e || timestamp), first 16 bytes.
+        XCTAssertEqual(payload1.count, 29)
+        XCTAssertEqual(Array(payload1.suffix(16)),
+                       Array(NoiseHash.hmac(key: [UInt8](repeating: 0, count: 32), Array("sluice psk proof".utf8),
+                                            Array(initiator.message1.prefix(32)), start.bytes).prefix(16)))
         let message2 = try relay.writeMessage(payload: [1] + [UInt8](repeating: 0, count: 15))
         XCTAssertEqual(message2.count, 64)
         XCTAssertNoThrow(try initiator.finish(message2: message2))
 
+        let ephemeral = PrivateKey.generate()
         var client = try HandshakeState(pattern: .IKpsk2, cipher: .chaChaPoly, initiator: true,
-                                        prologue: Array("sluice/1".utf8), localStatic: clientKey,
+                                        prologue: Array("sluice/1".utf8), localStatic: clientKey, localEphemeral: ephemeral,
                                         remoteStatic: relayKey.publicKey, psk: .zero)
-        let message1 = try client.writeMessage(payload: [1] + start.bytes)
+        let proof = NoiseHash.hmac(key: [UInt8](repeating: 0, count: 32), Array("sluice psk proof".utf8),
+                                   ephemeral.publicKey.bytes, start.bytes).prefix(16)
+        let message1 = try client.writeMessage(payload: [1] + start.bytes + proof)
         let response = try makeRelay().respond(to: message1, isAllowed: allowClient, replayGuard: ReplayGuard())
         XCTAssertEqual(try client.readMessage(response.message2), [1] + [UInt8](repeating: 0, count: 15))
     }
@@ -94,12 +102,16 @@ final class SluiceHandshakeTests: XCTestCase {
         XCTAssertEqual(successes.load(ordering: .relaxed), 1)
     }
 
-    func testWrongPresharedKeyFailsAtTheClient() throws {
+    /// The PSK proof in message 1 lets the relay refuse (silently) before it answers at all.
+    func testWrongPresharedKeyIsRejectedAtTheRelay() throws {
         let relayPSK = try PresharedKey(bytes: [UInt8](repeating: 7, count: 32))
-        let initiator = try SluiceInitiator(localStatic: clientKey, relayStatic: relayKey.publicKey, psk: nil)
-        let response = try makeRelay(psk: relayPSK).respond(to: initiator.message1, isAllowed: allowClient, replayGuard: ReplayGuard())
-        XCTAssertThrowsError(try initiator.finish(message2: response.message2)) {
-            XCTAssertEqual($0 as? HandshakeError, .decryptFailed)
+        for clientPSK in [nil, try PresharedKey(bytes: [UInt8](repeating: 8, count: 32))] {
+            let initiator = try SluiceInitiator(localStatic: clientKey, relayStatic: relayKey.publicKey, psk: clientPSK)
+            let guardTable = ReplayGuard()
+            XCTAssertThrowsError(try makeRelay(psk: relayPSK).respond(to: initiator.message1, isAllowed: allowClient, replayGuard: guardTable)) {
+                XCTAssertEqual($0 as? HandshakeError, .wrongPresharedKey(clientKey.publicKey))
+            }
+            XCTAssertNil(guardTable.newestTimestamp(for: clientKey.publicKey), "a refused handshake is not recorded")
         }
         // Same PSK on both ends works, and nil is the zero PSK.
         let matching = try SluiceInitiator(localStatic: clientKey, relayStatic: relayKey.publicKey, psk: relayPSK)
@@ -120,7 +132,7 @@ final class SluiceHandshakeTests: XCTestCase {
     func testEveryTamperedByteOfMessage1Fails() throws {
         let initiator = try SluiceInitiator(localStatic: clientKey, relayStatic: relayKey.publicKey)
         let relay = makeRelay()
-        for index in 0..<109 {
+        for index in 0..<125 {
             for bit: UInt8 in [0x01, 0x80] {
                 var forged = initiator.message1
                 forged[index] ^= bit
@@ -147,10 +159,10 @@ final class SluiceHandshakeTests: XCTestCase {
 
     func testWrongSizesAreRejectedBeforeAnyCrypto() throws {
         let initiator = try SluiceInitiator(localStatic: clientKey, relayStatic: relayKey.publicKey)
-        for size in [0, 108, 110] {
-            let message = Array(initiator.message1.prefix(size)) + [UInt8](repeating: 0, count: max(0, size - 109))
+        for size in [0, 109, 124, 126] {
+            let message = Array(initiator.message1.prefix(size)) + [UInt8](repeating: 0, count: max(0, size - 125))
             XCTAssertThrowsError(try makeRelay().respond(to: message, isAllowed: allowClient, replayGuard: ReplayGuard())) {
-                XCTAssertEqual($0 as? HandshakeError, .badLength(expected: 109, actual: size))
+                XCTAssertEqual($0 as? HandshakeError, .badLength(expected: 125, actual: size))
             }
         }
         XCTAssertThrowsError(try initiator.finish(message2: [UInt8](repeating: 0, count: 65))) {
@@ -162,7 +174,7 @@ final class SluiceHandshakeTests: XCTestCase {
         var client = try HandshakeState(pattern: .IKpsk2, cipher: .chaChaPoly, initiator: true,
                                         prologue: SluiceHandshake.prologue, localStatic: clientKey,
                                         remoteStatic: relayKey.publicKey, psk: .zero)
-        let message1 = try client.writeMessage(payload: [2] + start.bytes)
+        let message1 = try client.writeMessage(payload: [2] + start.bytes + [UInt8](repeating: 0, count: 16))
         XCTAssertThrowsError(try makeRelay().respond(to: message1, isAllowed: allowClient, replayGuard: ReplayGuard())) {
             XCTAssertEqual($0 as? HandshakeError, .badVersion(2))
         }
