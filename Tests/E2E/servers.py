@@ -192,6 +192,47 @@ async def handle_tcp(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
                     sent += len(c)
             finally:
                 log(proto="tcp", mode="F", peer=peer, bytes_out=sent)
+        elif mode == "H":
+            # Half-close from the application: read to EOF, then answer with what arrived.
+            h = hashlib.sha256()
+            n = 0
+            while b := await reader.read(65536):
+                h.update(b)
+                n += len(b)
+            writer.write(struct.pack("!Q", n) + h.digest())
+            await writer.drain()
+            log(proto="tcp", mode="H", peer=peer, bytes=n)
+        elif mode == "R":
+            # Half-close toward the application: send N bytes and FIN, then read to its EOF.
+            (size,) = struct.unpack("!Q", await reader.readexactly(8))
+            writer.write(content.stream_bytes(7, size))
+            await writer.drain()
+            writer.write_eof()
+            h = hashlib.sha256()
+            n = 0
+            while b := await reader.read(65536):
+                h.update(b)
+                n += len(b)
+            log(proto="tcp", mode="R", peer=peer, bytes=n, sha256=h.hexdigest())
+        elif mode == "X":
+            # Reset toward the application: a few bytes, then close with RST (SO_LINGER 0).
+            writer.write(b"bye")
+            await writer.drain()
+            await asyncio.sleep(0.2)
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            log(proto="tcp", mode="X", peer=peer)
+            writer.transport.abort()
+            return
+        elif mode == "W":
+            # Wait for the application's reset: echo until the connection breaks, then log how.
+            try:
+                while b := await reader.read(65536):
+                    writer.write(b)
+                    await writer.drain()
+                log(proto="tcp", mode="W", peer=peer, end="eof")
+            except ConnectionResetError:
+                log(proto="tcp", mode="W", peer=peer, end="reset")
         else:
             log(proto="tcp", mode=mode, peer=peer, error="unknown mode")
     except (ConnectionError, asyncio.IncompleteReadError, OSError) as e:
