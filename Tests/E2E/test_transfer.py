@@ -70,6 +70,9 @@ def test_upload_64mib(make_tunnel, family):
 @pytest.mark.e2e_timeout(150)
 def test_200_concurrent_connections(make_tunnel):
     t = make_tunnel()
+    procs = [p for p in (t.relay, t.client) if p is not None]
+    time.sleep(0.5)  # let the readiness probe's connection close
+    baseline = {p.name: (h.fd_count(p.pid), h.thread_count(p.pid)) for p in procs}
     conns, size = 200, 256 * 1024
     cp = t.topo.exec(t.topo.client, [h.PY, str(h.HERE / "clients.py"), "concurrent", "--host", netns.SERVER_V4,
                                      "--port", str(h.TCP_PORT), "--conns", str(conns), "--size", str(size),
@@ -89,6 +92,12 @@ def test_200_concurrent_connections(make_tunnel):
     assert all(e["ok"] and e["bytes"] == size for e in seen), "the server saw corrupted uploads"
     assert {e["peer"] for e in seen} == {t.topo.expected_peer("ipv4")}
     record_throughput(f"200 conns x 256 KiB both ways ({t.mode})", 2 * conns * size, res["seconds"])
+    # Nothing may leak: the relay's and the client's descriptors and threads return to where they were.
+    for p in procs:
+        fds, threads = baseline[p.name]
+        h.wait_for(lambda: h.fd_count(p.pid) <= fds + 2, 10,
+                   what=f"sluice {p.name}'s open files to return to {fds}")
+        assert h.thread_count(p.pid) <= threads, f"sluice {p.name} has more threads than before: leaked"
 
 
 @pytest.mark.parametrize("family", FAMILIES)
