@@ -29,17 +29,30 @@ async def one(host: str, port: int, size: int, seed: int, io_timeout: float) -> 
         reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), io_timeout)
     except Exception as e:  # reported per connection
         return False, f"connect: {e!r}"
+    progress = {"sent": 0, "received": 0}
     try:
         async def send() -> None:
             writer.write(b"E" + struct.pack("!QQ", size, seed))
             for off in range(0, size, 65536):
                 writer.write(data[off:off + 65536])
                 await writer.drain()
+                progress["sent"] = min(size, off + 65536)
 
         async def receive() -> bytes:
-            return await reader.readexactly(size + 33)
+            buf = bytearray()
+            while len(buf) < size + 33:
+                b = await reader.read(size + 33 - len(buf))
+                if not b:
+                    raise ConnectionError(f"EOF after {len(buf)} bytes")
+                buf += b
+                progress["received"] = len(buf)
+            return bytes(buf)
 
-        _, got = await asyncio.wait_for(asyncio.gather(send(), receive()), io_timeout)
+        try:
+            _, got = await asyncio.wait_for(asyncio.gather(send(), receive()), io_timeout)
+        except Exception as e:
+            return False, f"{e!r} (seed {seed}; sent {progress['sent']} of {size}, " \
+                          f"received {progress['received']} of {size + 33})"
         echo, digest, verdict = got[:size], got[size:size + 32], got[size + 32]
         if echo != data:
             first = next(i for i in range(size) if echo[i] != data[i])

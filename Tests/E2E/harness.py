@@ -138,6 +138,14 @@ class Runner:
                 p.kill()
 
 
+def fd_count(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def thread_count(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
 # -- keys ---------------------------------------------------------------------------------------
 
 def run_sluice(args: Sequence[str], input: bytes | None = None, timeout: float = 10,

@@ -17,6 +17,8 @@ Raw TCP, the first byte picks the mode:
                            size), then send a trailer: sha256 of what arrived (32) + verdict (1 = ok)
   b"I"                     interactive echo until EOF (an idle flow that can be probed at any time)
   b"F" u64 limit           firehose: send up to `limit` bytes of content, never read
+
+SIGUSR1 appends the progress of every open raw TCP connection to the log ({"inflight": true, ...}).
 """
 
 from __future__ import annotations
@@ -149,13 +151,24 @@ async def read_exactly(reader: asyncio.StreamReader, n: int) -> bytes:
     return await reader.readexactly(n)
 
 
+_inflight: dict[int, dict] = {}  # open raw TCP connections' progress, dumped on SIGUSR1
+
+
+def dump_inflight() -> None:
+    for st in list(_inflight.values()):
+        log(proto="tcp", inflight=True, **st)
+
+
 async def handle_tcp(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     peer = plain(writer.get_extra_info("peername")[0])
     mode = "?"
+    state: dict = {"peer": peer, "since": time.time()}
+    _inflight[id(state)] = state
     try:
         mode = (await reader.readexactly(1)).decode(errors="replace")
         if mode == "E":
             size, seed = struct.unpack("!QQ", await reader.readexactly(16))
+            state["seed"] = seed
             expected = content.stream_bytes(seed, size)
             h = hashlib.sha256()
             got = 0
@@ -167,11 +180,13 @@ async def handle_tcp(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
                 ok = ok and b == expected[got:got + len(b)]
                 h.update(b)
                 got += len(b)
+                state["received"] = got
                 writer.write(b)
                 await writer.drain()
+                state["echoed"] = got
             writer.write(h.digest() + (b"\x01" if ok else b"\x00"))
             await writer.drain()
-            log(proto="tcp", mode="E", peer=peer, bytes=got, ok=ok)
+            log(proto="tcp", mode="E", peer=peer, seed=seed, bytes=got, ok=ok)
         elif mode == "I":
             n = 0
             while True:
@@ -236,8 +251,9 @@ async def handle_tcp(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
         else:
             log(proto="tcp", mode=mode, peer=peer, error="unknown mode")
     except (ConnectionError, asyncio.IncompleteReadError, OSError) as e:
-        log(proto="tcp", mode=mode, peer=peer, error=repr(e))
+        log(proto="tcp", mode=mode, error=repr(e), **state)
     finally:
+        _inflight.pop(id(state), None)
         writer.close()
 
 
@@ -279,6 +295,7 @@ def main() -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGUSR1, lambda *_: dump_inflight())
     tmp = args.ready_file + ".tmp"
     with open(tmp, "w") as f:
         json.dump({"pid": os.getpid(), "http": args.http_port, "tcp": args.tcp_port}, f)

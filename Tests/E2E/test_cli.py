@@ -112,7 +112,7 @@ def test_malformed_private_key_file(keys, workdir, text):
 def test_malformed_allow_client_key(keys):
     relay, _ = keys
     args = ["relay", "--listen", LOOPBACK_LISTEN, "--private-key", str(relay.path), "--allow-client", "garbage"]
-    assert_usage_error(h.run_sluice(args), "garbage")
+    assert_usage_error(h.run_sluice(args), ("--allow-client", "allowClient", "garbage"))
 
 
 def test_missing_key_file(keys, workdir):
