@@ -46,12 +46,10 @@ def test_sigterm_removes_everything(make_tunnel, topology):
 
 
 def one_line_error(stderr: bytes) -> str:
-    """The error line. The whole reason must be on that one line; the only other line tolerated is a
-    pointer to --help (\"run 'sluice --help' for usage\"), which carries no information of its own."""
+    """The error line: the whole reason, on exactly one line."""
     lines = [l for l in stderr.decode(errors="replace").splitlines() if l.strip()]
     assert lines, "no error message on stderr"
-    extra = [l for l in lines[1:] if "--help" not in l]
-    assert len(lines) <= 2 and not extra, f"expected a one-line error on stderr, got {len(lines)} lines: {lines}"
+    assert len(lines) == 1, f"expected a one-line error on stderr, got {len(lines)} lines: {lines}"
     return lines[0]
 
 
