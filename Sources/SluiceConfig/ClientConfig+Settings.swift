@@ -35,6 +35,16 @@ extension ClientConfig {
                                 expected: "usable: 253, 254 and 255 are the kernel's default, main and local tables; pick an unused one such as \(Self.defaultTable)")
         }
 
+        var dns: [IPAddress] = []
+        for raw in settings.all("dns") {
+            guard let address = IPAddress(raw.text), !address.isUnspecified, !address.isMulticast else {
+                throw .invalidValue(raw.origin, value: raw.text, expected: "a resolver's IPv4 or IPv6 address, such as 9.9.9.9 or 2620:fe::fe")
+            }
+            if !dns.contains(address) { dns.append(address) }
+        }
+        let udpTimeout = try settings.seconds("udp-timeout", default: Double(UDPDefaults.timeoutSeconds), range: UDPDefaults.timeoutRange)
+        let maxUDPMappings = try settings.integer("max-udp-mappings", default: UDPDefaults.maxMappings, range: UDPDefaults.maxMappingsRange)
+
         for route in routes where route.contains(relay.address) {
             warnings.append(.relayInsideRoute(relay: relay.address, route: route))
         }
@@ -44,6 +54,7 @@ extension ClientConfig {
 
         self.init(relay: relay, relayPublicKey: relayPublicKey, privateKey: privateKey, psk: psk, tun: tun,
                   addresses: addresses, routes: routes, mtu: mtu, carriers: carriers, fwmark: fwmark, table: table,
+                  dns: dns, udpTimeout: udpTimeout, maxUDPMappings: maxUDPMappings,
                   logLevel: try settings.logLevel(), warnings: warnings)
     }
 }

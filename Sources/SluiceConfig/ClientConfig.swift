@@ -37,6 +37,12 @@ public struct ClientConfig: Sendable, Equatable {
     public let fwmark: UInt32
     /// Routing table for the routes (`--table`); not a reserved table.
     public let table: UInt32
+    /// Resolvers that receive every DNS query of the host (`--dns`); empty: DNS is ordinary traffic.
+    public let dns: [IPAddress]
+    /// Idle time after which a UDP mapping expires (`--udp-timeout`).
+    public let udpTimeout: Duration
+    /// UDP mappings (client source address and port) kept at once (`--max-udp-mappings`).
+    public let maxUDPMappings: Int
     /// Canonical `--log-level` name; `SluiceLog.LogLevel(name:)` accepts it.
     public let logLevel: String
     /// Conditions worth a log line; the CLI logs them.
@@ -45,7 +51,9 @@ public struct ClientConfig: Sendable, Equatable {
     public init(relay: SocketEndpoint, relayPublicKey: [UInt8], privateKey: [UInt8], psk: [UInt8]? = nil, tun: String,
                 addresses: [IPPrefix], routes: [IPPrefix], mtu: Int = ClientConfig.defaultMTU,
                 carriers: Int = ClientConfig.defaultCarriers, fwmark: UInt32 = ClientConfig.defaultFwmark,
-                table: UInt32 = ClientConfig.defaultTable, logLevel: String = "info", warnings: [ConfigWarning] = []) {
+                table: UInt32 = ClientConfig.defaultTable, dns: [IPAddress] = [],
+                udpTimeout: Duration = .seconds(UDPDefaults.timeoutSeconds), maxUDPMappings: Int = UDPDefaults.maxMappings,
+                logLevel: String = "info", warnings: [ConfigWarning] = []) {
         precondition(relayPublicKey.count == KeyText.keyLength && privateKey.count == KeyText.keyLength
                      && (psk?.count ?? KeyText.keyLength) == KeyText.keyLength, "keys are 32 bytes")
         self.relay = relay
@@ -59,6 +67,9 @@ public struct ClientConfig: Sendable, Equatable {
         self.carriers = carriers
         self.fwmark = fwmark
         self.table = table
+        self.dns = dns
+        self.udpTimeout = udpTimeout
+        self.maxUDPMappings = maxUDPMappings
         self.logLevel = logLevel
         self.warnings = warnings
     }

@@ -74,4 +74,13 @@ struct FlagSpec: Sendable {
     static let logLevel = FlagSpec(
         "log-level", "LEVEL", presence: .optional(default: LogLevelName.default),
         help: "error, warning, info, debug or trace")
+
+    static let udpTimeout = FlagSpec(
+        "udp-timeout", "SECONDS", kind: .seconds, presence: .optional(default: String(UDPDefaults.timeoutSeconds)),
+        help: "idle time after which a UDP mapping expires")
+
+    static func maxUDPMappings(perClient: Bool) -> FlagSpec {
+        FlagSpec("max-udp-mappings", "N", kind: .integer, presence: .optional(default: String(UDPDefaults.maxMappings)),
+                 help: "UDP mappings \(perClient ? "one client may hold" : "kept") at once; the oldest idle goes first")
+    }
 }

@@ -13,7 +13,10 @@ extension RelayConfig {
         let maxStreams = try settings.integer("max-streams", default: Self.defaultMaxStreams, range: Self.maxStreamsRange)
         let timeout = try settings.seconds("handshake-timeout", default: Self.defaultHandshakeTimeoutSeconds,
                                            range: Self.handshakeTimeoutRange)
+        let udpTimeout = try settings.seconds("udp-timeout", default: Double(UDPDefaults.timeoutSeconds), range: UDPDefaults.timeoutRange)
+        let maxUDPMappings = try settings.integer("max-udp-mappings", default: UDPDefaults.maxMappings, range: UDPDefaults.maxMappingsRange)
         self.init(listen: listen, privateKey: privateKey, allowedClients: clients, psk: psk, maxStreams: maxStreams,
-                  handshakeTimeout: timeout, logLevel: try settings.logLevel(), warnings: warnings)
+                  handshakeTimeout: timeout, udpTimeout: udpTimeout, maxUDPMappings: maxUDPMappings,
+                  logLevel: try settings.logLevel(), warnings: warnings)
     }
 }

@@ -22,6 +22,10 @@ public struct RelayConfig: Sendable, Equatable {
     public let maxStreams: Int
     /// Time a carrier has to finish its handshake (`--handshake-timeout`).
     public let handshakeTimeout: Duration
+    /// Idle time after which a UDP mapping expires (`--udp-timeout`).
+    public let udpTimeout: Duration
+    /// UDP mappings one client may hold at once (`--max-udp-mappings`).
+    public let maxUDPMappings: Int
     /// Canonical `--log-level` name; `SluiceLog.LogLevel(name:)` accepts it.
     public let logLevel: String
     /// Conditions worth a log line; the CLI logs them.
@@ -30,6 +34,7 @@ public struct RelayConfig: Sendable, Equatable {
     public init(listen: SocketEndpoint, privateKey: [UInt8], allowedClients: [[UInt8]], psk: [UInt8]? = nil,
                 maxStreams: Int = RelayConfig.defaultMaxStreams,
                 handshakeTimeout: Duration = .milliseconds(Int64(RelayConfig.defaultHandshakeTimeoutSeconds * 1000)),
+                udpTimeout: Duration = .seconds(UDPDefaults.timeoutSeconds), maxUDPMappings: Int = UDPDefaults.maxMappings,
                 logLevel: String = "info", warnings: [ConfigWarning] = []) {
         precondition(privateKey.count == KeyText.keyLength && allowedClients.allSatisfy { $0.count == KeyText.keyLength }
                      && (psk?.count ?? KeyText.keyLength) == KeyText.keyLength, "keys are 32 bytes")
@@ -39,6 +44,8 @@ public struct RelayConfig: Sendable, Equatable {
         self.psk = psk
         self.maxStreams = maxStreams
         self.handshakeTimeout = handshakeTimeout
+        self.udpTimeout = udpTimeout
+        self.maxUDPMappings = maxUDPMappings
         self.logLevel = logLevel
         self.warnings = warnings
     }

@@ -118,13 +118,14 @@ final class ArgumentParserTests: XCTestCase {
         let expected: [String: [String]] = [
             "keygen": ["help"],
             "pubkey": ["help"],
-            "relay": ["listen", "private-key", "allow-client", "psk", "max-streams", "handshake-timeout", "log-level", "config", "help"],
+            "relay": ["listen", "private-key", "allow-client", "psk", "max-streams", "handshake-timeout", "udp-timeout",
+                      "max-udp-mappings", "log-level", "config", "help"],
             "up": ["relay", "relay-public-key", "private-key", "psk", "tun", "address", "route", "mtu", "carriers", "fwmark",
-                   "table", "log-level", "config", "help"],
+                   "table", "dns", "udp-timeout", "max-udp-mappings", "log-level", "config", "help"],
         ]
         XCTAssertEqual(Dictionary(uniqueKeysWithValues: CommandSpec.all.map { ($0.name, $0.flags.map(\.name)) }), expected)
         let repeatable = CommandSpec.all.flatMap { $0.flags.filter(\.repeatable).map { "\($0.name)" } }
-        XCTAssertEqual(Set(repeatable), ["allow-client", "address", "route"])
+        XCTAssertEqual(Set(repeatable), ["allow-client", "address", "route", "dns"])
         XCTAssertEqual(CommandSpec.up.flag(named: "relay-public-key")?.jsonKey, "relayPublicKey")
     }
 }

@@ -51,6 +51,24 @@ final class ClientCommandTests: XCTestCase {
         XCTAssertEqual(config.carriers, 2)
     }
 
+    func testUDPAndDNSOptions() throws {
+        let defaults = try parseUp(minimal())
+        XCTAssertEqual(defaults.dns, [])
+        XCTAssertEqual(defaults.udpTimeout, .seconds(60))
+        XCTAssertEqual(defaults.maxUDPMappings, 1024)
+
+        let config = try parseUp(minimal(["--dns", "10.20.0.2", "--dns", "fd20::2", "--dns", "10.20.0.2",
+                                          "--udp-timeout", "2.5", "--max-udp-mappings", "8"]))
+        XCTAssertEqual(config.dns, [IPAddress("10.20.0.2")!, IPAddress("fd20::2")!], "duplicates dropped, order kept")
+        XCTAssertEqual(config.udpTimeout, .milliseconds(2500))
+        XCTAssertEqual(config.maxUDPMappings, 8)
+
+        assertConfigError(parsing(["up"] + minimal(["--dns", "resolver.example"])), contains: ["--dns", "resolver.example"])
+        assertConfigError(parsing(["up"] + minimal(["--dns", "0.0.0.0"])), contains: ["--dns", "0.0.0.0"])
+        assertConfigError(parsing(["up"] + minimal(["--udp-timeout", "0"])), contains: ["--udp-timeout"])
+        assertConfigError(parsing(["up"] + minimal(["--max-udp-mappings", "0"])), contains: ["--max-udp-mappings"])
+    }
+
     func testOptionsInBothForms() throws {
         let config = try parseUp(minimal(["--mtu=1280", "--carriers", "16", "--fwmark=0x10", "--table", "100", "--log-level=trace"]))
         XCTAssertEqual(config.mtu, 1280)
