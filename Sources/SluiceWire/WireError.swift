@@ -33,6 +33,8 @@ public enum WireError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Two addresses that must be of one family (the ends of a packet, an error's source and its
     /// destination) are not.
     case addressFamilyMismatch
+    /// The MTU cannot carry a fragment: after the headers it leaves less than 8 bytes of data.
+    case mtuTooSmall(Int)
 
     public var description: String {
         switch self {
@@ -58,6 +60,8 @@ public enum WireError: Error, Hashable, Sendable, CustomStringConvertible {
             return "the packet is not answered: \(reason)"
         case .addressFamilyMismatch:
             return "an IPv4 and an IPv6 address in one packet"
+        case .mtuTooSmall(let mtu):
+            return "MTU \(mtu) is too small to carry a fragment"
         }
     }
 }
