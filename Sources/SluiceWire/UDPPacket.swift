@@ -1,8 +1,9 @@
 /// Writes whole UDP/IP packets: the client synthesises the datagrams a remote endpoint sent, toward
 /// the application, this way.
 ///
-/// IPv4: a 20-byte header, TTL 64, DF set, the identification given (it matters only if the packet
-/// is then fragmented: give each such packet a fresh one). IPv6: the fixed header, hop limit 64, flow
+/// IPv4: a 20-byte header, TTL 64, DF and identification as given. A packet that will go through
+/// `IPv4Fragmenter` should be written without DF and with an identification of its own (RFC 6864);
+/// one that will not may keep the defaults, DF and 0. IPv6: the fixed header, hop limit 64, flow
 /// label 0. The UDP checksum is always computed (a zero result is sent as `0xFFFF`).
 ///
 /// A packet larger than the TUN's MTU goes through `IPv4Fragmenter` or `IPv6Fragmenter`.
@@ -30,24 +31,25 @@ public enum UDPPacket {
     /// (`headerLength(for:) + payload.count`); `buffer` must not overlap `payload`.
     public static func emit(
         from source: SocketEndpoint, to destination: SocketEndpoint, payload: UnsafeRawBufferPointer,
-        identification: UInt16 = 0, into buffer: UnsafeMutableRawBufferPointer
+        identification: UInt16 = 0, dontFragment: Bool = true, into buffer: UnsafeMutableRawBufferPointer
     ) throws(WireError) -> Int {
         let at = headerLength(for: source.address)
         try check(source, destination, payloadLength: payload.count)
         precondition(buffer.count >= at + payload.count, "buffer too small for the UDP packet")
         UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + payload.count]).copyMemory(from: payload)
         return try emitHeaders(
-            from: source, to: destination, payloadLength: payload.count, identification: identification, into: buffer)
+            from: source, to: destination, payloadLength: payload.count, identification: identification,
+            dontFragment: dontFragment, into: buffer)
     }
 
     /// Writes the headers in front of a payload of `payloadLength` bytes that the caller already put
     /// at `headerLength(for: source.address)` in `buffer` (for example while taking a datagram out of
     /// its frames), and returns the packet's length. No copy.
     ///
-    /// Throws and traps as `emit(from:to:payload:identification:into:)` does.
+    /// Throws and traps as `emit(from:to:payload:identification:dontFragment:into:)` does.
     public static func emitHeaders(
         from source: SocketEndpoint, to destination: SocketEndpoint, payloadLength: Int,
-        identification: UInt16 = 0, into buffer: UnsafeMutableRawBufferPointer
+        identification: UInt16 = 0, dontFragment: Bool = true, into buffer: UnsafeMutableRawBufferPointer
     ) throws(WireError) -> Int {
         try check(source, destination, payloadLength: payloadLength)
         let ipLength = source.address.isIPv4 ? IPv4Header.length : IPv6Header.length
@@ -57,7 +59,7 @@ public enum UDPPacket {
         if source.address.isIPv4 {
             IPv4Header(
                 source: source.address, destination: destination.address, protocol: .udp, payloadLength: udpLength,
-                identification: identification
+                identification: identification, dontFragment: dontFragment
             ).emit(into: buffer)
         } else {
             IPv6Header(source: source.address, destination: destination.address, nextHeader: .udp, payloadLength: udpLength)

@@ -19,6 +19,20 @@ final class UDPPacketTests: XCTestCase {
         XCTAssertEqual(try emit("[2001:db8::1]:53", "[fd00::2]:40000", Array("reply!".utf8)), Fixture.ipv6UDPReply)
     }
 
+    func testWithoutDF() throws {
+        let s = SocketEndpoint("93.184.216.34:53")!, d = SocketEndpoint("10.0.0.2:40000")!
+        var out = [UInt8](repeating: 0, count: 34)
+        _ = try Array("reply!".utf8).withUnsafeBytes { p in
+            try out.withUnsafeMutableBytes { try UDPPacket.emit(from: s, to: d, payload: p, identification: 0x0102, dontFragment: false, into: $0) }
+        }
+        var expected = Fixture.ipv4UDPReply
+        expected[6] = 0  // DF cleared: the header checksum goes up by 0x4000, 0xf9ec → 0x39ed
+        expected[10] = 0x39
+        expected[11] = 0xED
+        XCTAssertEqual(out, expected)
+        XCTAssertTrue(try out.withUnsafeBytes { try IPv4Packet(validating: $0).verifyChecksum() })
+    }
+
     func testHeadersAroundAPayloadInPlace() throws {
         var buffer = [UInt8](repeating: 0, count: 28) + Array("reply!".utf8)
         let length = try buffer.withUnsafeMutableBytes {
