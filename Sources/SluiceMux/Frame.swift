@@ -1,7 +1,7 @@
 import SluiceWire
 
-/// A control frame as a value (docs/protocol.md §3). DATA is not here: its payload stays in the
-/// record buffer, see `DecodedFrame.data` and `FrameEncoder.appendData`.
+/// A control frame as a value (docs/protocol.md §3). DATA and DATAGRAM are not here: their payload
+/// stays in the record buffer, see `DecodedFrame` and `FrameEncoder.appendData`/`appendDatagram`.
 ///
 /// Every frame on the wire is a 7-byte header — `type` u8, `stream` u32, `length` u16 — and `length`
 /// bytes of payload; a frame never spans records.
@@ -23,6 +23,9 @@ public enum Frame: Hashable, Sendable {
     case pong(UInt64)
     /// The sender opens and accepts no new streams; existing ones finish.
     case goAway(GoAwayReason)
+    /// Relay → client: a datagram of the UDP association `stream` to `endpoint` failed (§6). `mtu`
+    /// is the path MTU for `.tooBig` and 0 otherwise.
+    case datagramError(stream: UInt32, code: DatagramErrorCode, mtu: UInt16, endpoint: SocketEndpoint)
 
     /// The frame header's length: type, stream, length.
     public static let headerLength = 7
@@ -41,13 +44,15 @@ public enum Frame: Hashable, Sendable {
         case .ping: return .ping
         case .pong: return .pong
         case .goAway: return .goAway
+        case .datagramError: return .datagramError
         }
     }
 
     /// The stream the frame belongs to; 0 for the carrier frames.
     public var stream: UInt32 {
         switch self {
-        case .open(let s, _, _, _), .openOK(let s, _), .credit(let s, _), .fin(let s), .reset(let s, _, _):
+        case .open(let s, _, _, _), .openOK(let s, _), .credit(let s, _), .fin(let s), .reset(let s, _, _),
+            .datagramError(let s, _, _, _):
             return s
         case .ping, .pong, .goAway:
             return 0
@@ -63,6 +68,7 @@ public enum Frame: Hashable, Sendable {
         case .reset(_, _, let message): return 1 + Frame.resetMessageLength(message)
         case .ping, .pong: return 8
         case .goAway: return 1
+        case .datagramError(_, _, _, let endpoint): return 1 + 2 + FrameEndpoint.encodedLength(endpoint)
         }
     }
 

@@ -7,13 +7,15 @@ import SluiceWire
 /// while let frame = try decoder.next() {
 ///     switch frame {
 ///     case .data(let stream, let payload): ...      // payload points into `plaintext`
+///     case .datagram(let stream, let more, let endpoint, let payload): ...
 ///     case .control(.credit(let stream, let n)): ...
 ///     ...
 /// ```
 ///
 /// Checks every frame's length against its type (docs/protocol.md §3), the stream rule (carrier
-/// frames on stream 0 only, stream frames never on 0), reasons and OPEN addresses. It does not know
-/// which streams exist: that is the session's job. After an error it yields nothing more; the
+/// frames on stream 0 only, stream frames never on 0), reasons, codes, flags and addresses. It does
+/// not know which streams exist, nor whether a DATAGRAM piece follows one with MORE set: that is the
+/// session's job. After an error it yields nothing more; the
 /// carrier is to be closed anyway.
 public struct FrameDecoder {
     private let plaintext: UnsafeRawBufferPointer
@@ -77,6 +79,10 @@ public struct FrameDecoder {
         case .goAway:
             guard length == 1 else { throw .badLength(type, length) }
             frame = .control(.goAway(try Self.reason(payload[0])))
+        case .datagram:
+            frame = try Self.decodeDatagram(stream: stream, payload)
+        case .datagramError:
+            frame = .control(try Self.decodeDatagramError(stream: stream, payload))
         }
         offset = start + length
         return frame
@@ -85,6 +91,41 @@ public struct FrameDecoder {
     private static func reason(_ byte: UInt8) throws(FrameError) -> ResetReason {
         guard let reason = ResetReason(rawValue: byte) else { throw .badReason(byte) }
         return reason
+    }
+
+    /// `flags` u8 (MORE, ENDPOINT, no other bit), the endpoint if ENDPOINT is set, then the data: at
+    /// least one byte, except in a whole datagram's only frame (ENDPOINT set, MORE clear).
+    private static func decodeDatagram(stream: UInt32, _ payload: UnsafeRawBufferPointer) throws(FrameError) -> DecodedFrame {
+        guard let flags = payload.first else { throw .badLength(.datagram, 0) }
+        guard flags & ~(DatagramFlags.more | DatagramFlags.endpoint) == 0 else { throw .badDatagramFlags(flags) }
+        let more = flags & DatagramFlags.more != 0
+        var endpoint: SocketEndpoint? = nil
+        var at = 1
+        if flags & DatagramFlags.endpoint != 0 {
+            do {
+                let (decoded, used) = try FrameEndpoint.decode(from: UnsafeRawBufferPointer(rebasing: payload[1...]))
+                endpoint = decoded
+                at += used
+            } catch .truncated {
+                throw .badLength(.datagram, payload.count)
+            }
+        }
+        if at == payload.count && (more || endpoint == nil) { throw .badLength(.datagram, payload.count) }
+        return .datagram(stream: stream, more: more, endpoint: endpoint, payload: UnsafeRawBufferPointer(rebasing: payload[at...]))
+    }
+
+    /// `code` u8 (1...3), `mtu` u16, then an endpoint that must end exactly where the frame does.
+    private static func decodeDatagramError(stream: UInt32, _ payload: UnsafeRawBufferPointer) throws(FrameError) -> Frame {
+        guard payload.count >= 3 + 1 else { throw .badLength(.datagramError, payload.count) }
+        guard let code = DatagramErrorCode(rawValue: payload[0]) else { throw .badDatagramErrorCode(payload[0]) }
+        let endpoint: SocketEndpoint, used: Int
+        do {
+            (endpoint, used) = try FrameEndpoint.decode(from: UnsafeRawBufferPointer(rebasing: payload[3...]))
+        } catch .truncated {
+            throw .badLength(.datagramError, payload.count)
+        }
+        guard 3 + used == payload.count else { throw .badLength(.datagramError, payload.count) }
+        return .datagramError(stream: stream, code: code, mtu: payload.readU16(at: 1), endpoint: endpoint)
     }
 
     /// `window` u32, `proto` u8, then a destination that must end exactly where the frame does.

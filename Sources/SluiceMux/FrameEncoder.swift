@@ -1,8 +1,13 @@
+import SluiceWire
+
 /// Appends frames to a caller-owned buffer: the plaintext area of one record.
 ///
 /// The encoder owns nothing and allocates nothing; it writes at `count` and moves it on. The usable
 /// space is the buffer, capped at `Frame.maximumRecordPlaintext`. When a frame does not fit, the
 /// append returns `false` and writes nothing: seal the record and start the next one.
+///
+/// DATAGRAM frames are appended with `appendDatagram(stream:endpoint:payload:)`, which splits a
+/// datagram across records when it must.
 ///
 /// DATA has two forms. `appendData(stream:payload:)` copies bytes that are already in memory. For
 /// bytes still in a socket, `dataPayloadSpace()` hands out the room after a DATA header so that
@@ -72,6 +77,10 @@ public struct FrameEncoder {
             buffer.writeU64(opaque, at: at)
         case .goAway(let reason):
             buffer[at] = reason.rawValue
+        case .datagramError(_, let code, let mtu, let endpoint):
+            buffer[at] = code.rawValue
+            buffer.writeU16(mtu, at: at + 1)
+            _ = FrameEndpoint.encode(endpoint, into: buffer, at: at + 3)
         }
         count = at + payloadLength
         return true
@@ -112,9 +121,66 @@ public struct FrameEncoder {
         count += Frame.headerLength + payloadCount
     }
 
+    /// The largest datagram carried (docs/protocol.md §6).
+    public static let maximumDatagram = 0xFFFF
+
+    /// Bytes a DATAGRAM frame takes besides its data: frame header, flags and, on a datagram's first
+    /// frame, the endpoint (7 for IPv4, 19 for IPv6).
+    public static func datagramOverhead(endpoint: SocketEndpoint?) -> Int {
+        Frame.headerLength + 1 + (endpoint.map(FrameEndpoint.encodedLength) ?? 0)
+    }
+
+    /// Appends one DATAGRAM frame (docs/protocol.md §6) carrying a copy of as much of `payload` as
+    /// fits, and returns how many bytes it took; `nil`, writing nothing, if the frame does not fit
+    /// with at least one byte of data (with none, for an empty datagram).
+    ///
+    /// Pass the destination (client) or source (relay) `endpoint` for a datagram's first frame, and
+    /// `nil` with the rest of the payload for the frames that continue it. The frame sets MORE when
+    /// it takes less than all of `payload`, so one datagram goes out as:
+    ///
+    /// ```
+    /// var rest = datagram, endpoint: SocketEndpoint? = destination
+    /// while true {
+    ///     guard let n = encoder.appendDatagram(stream: id, endpoint: endpoint, payload: rest) else {
+    ///         sealRecord(); continue      // an empty record always takes a frame
+    ///     }
+    ///     if n == rest.count { break }    // MORE was clear: the datagram is out
+    ///     rest = UnsafeRawBufferPointer(rebasing: rest[n...]); endpoint = nil; sealRecord()
+    /// }
+    /// ```
+    ///
+    /// Traps if `stream` is 0, if a first frame's `payload` is longer than `maximumDatagram`, or if a
+    /// continuing frame's `payload` is empty: caller bugs.
+    public mutating func appendDatagram(stream: UInt32, endpoint: SocketEndpoint?, payload: UnsafeRawBufferPointer) -> Int? {
+        precondition(stream != 0, "DATAGRAM on stream 0")
+        precondition(endpoint == nil || payload.count <= FrameEncoder.maximumDatagram, "datagram longer than 65535 bytes")
+        precondition(endpoint != nil || !payload.isEmpty, "a continuing DATAGRAM frame without data")
+        let overhead = FrameEncoder.datagramOverhead(endpoint: endpoint)
+        guard remaining - overhead >= min(1, payload.count) else { return nil }
+        let taken = min(remaining - overhead, payload.count)
+        let more = taken < payload.count
+        writeHeader(.datagram, stream: stream, length: overhead - Frame.headerLength + taken)
+        var at = count + Frame.headerLength
+        buffer[at] = (more ? DatagramFlags.more : 0) | (endpoint == nil ? 0 : DatagramFlags.endpoint)
+        at += 1
+        if let endpoint { at = FrameEndpoint.encode(endpoint, into: buffer, at: at) }
+        UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + taken])
+            .copyMemory(from: UnsafeRawBufferPointer(rebasing: payload[0..<taken]))
+        count = at + taken
+        return taken
+    }
+
     private func writeHeader(_ type: FrameType, stream: UInt32, length: Int) {
         buffer[count] = type.rawValue
         buffer.writeU32(stream, at: count + 1)
         buffer.writeU16(UInt16(length), at: count + 5)
     }
+}
+
+/// The DATAGRAM frame's flag bits (docs/protocol.md §3); the others must be 0.
+enum DatagramFlags {
+    /// More pieces of this datagram follow in the next DATAGRAM frames of the association.
+    static let more: UInt8 = 0x01
+    /// This is a datagram's first frame: the endpoint follows the flags.
+    static let endpoint: UInt8 = 0x02
 }

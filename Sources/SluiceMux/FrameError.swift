@@ -10,7 +10,8 @@ public enum FrameError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A frame whose length does not fit its type (for example a PING that is not 8 bytes, an empty
     /// DATA, an OPEN whose address does not end where the frame does).
     case badLength(FrameType, Int)
-    /// An OPEN address type other than 1 (IPv4), 4 (IPv6) or 3 (domain).
+    /// An OPEN address type other than 1 (IPv4), 4 (IPv6) or 3 (domain); for the endpoint of a
+    /// DATAGRAM or DATAGRAM_ERROR, other than 1 or 4.
     case badAddressType(UInt8)
     /// A domain name of length 0, or with a byte other than a letter, digit, `-`, `.` or `_`; when
     /// encoding, also a name longer than 255 bytes.
@@ -19,6 +20,10 @@ public enum FrameError: Error, Hashable, Sendable, CustomStringConvertible {
     case badReason(UInt8)
     /// A carrier frame (PING, PONG, GO_AWAY) on a stream other than 0, or a stream frame on stream 0.
     case badStream(FrameType, UInt32)
+    /// A DATAGRAM whose flags set a bit other than MORE (bit 0) and ENDPOINT (bit 1).
+    case badDatagramFlags(UInt8)
+    /// A DATAGRAM_ERROR code other than 1 (port unreachable), 2 (unreachable) or 3 (too big).
+    case badDatagramErrorCode(UInt8)
 
     public var description: String {
         switch self {
@@ -29,7 +34,7 @@ public enum FrameError: Error, Hashable, Sendable, CustomStringConvertible {
         case .badLength(let type, let n):
             return "\(type) frame with a payload of \(n) bytes, which does not fit its type"
         case .badAddressType(let t):
-            return "OPEN with unknown address type \(t): expected 1 (IPv4), 4 (IPv6) or 3 (domain)"
+            return "unknown address type \(t): expected 1 (IPv4), 4 (IPv6) or, in OPEN only, 3 (domain)"
         case .badDomain:
             return "OPEN with a bad domain name: 1 to 255 letters, digits, '-', '.' or '_' expected"
         case .badReason(let r):
@@ -37,6 +42,10 @@ public enum FrameError: Error, Hashable, Sendable, CustomStringConvertible {
         case .badStream(let type, let id):
             return "\(type) frame on stream \(id): "
                 + (type.isCarrierFrame ? "carrier frames belong on stream 0" : "stream 0 is the carrier itself")
+        case .badDatagramFlags(let flags):
+            return "DATAGRAM with flags \(flags): only bits 0 (MORE) and 1 (ENDPOINT) are defined"
+        case .badDatagramErrorCode(let code):
+            return "DATAGRAM_ERROR with unknown code \(code): expected 1, 2 or 3"
         }
     }
 }

@@ -9,6 +9,8 @@ public enum FrameType: UInt8, Hashable, Sendable, CaseIterable, CustomStringConv
     case ping = 0x07
     case pong = 0x08
     case goAway = 0x09
+    case datagram = 0x0A
+    case datagramError = 0x0B
 
     /// PING, PONG and GO_AWAY concern the carrier and travel on stream 0; all others on a stream.
     public var isCarrierFrame: Bool {
@@ -30,6 +32,8 @@ public enum FrameType: UInt8, Hashable, Sendable, CaseIterable, CustomStringConv
         case .ping: return "PING"
         case .pong: return "PONG"
         case .goAway: return "GO_AWAY"
+        case .datagram: return "DATAGRAM"
+        case .datagramError: return "DATAGRAM_ERROR"
         }
     }
 }

@@ -205,6 +205,10 @@ public final class MuxSession {
             }
             stream.outstanding += payload.count
             stream.handler?.stream(stream, didReceive: payload)
+        case .datagram(let id, _, _, _):
+            // UDP associations (docs/protocol.md §6) are not wired into the session yet: the frame is
+            // checked like any stream frame and dropped, which a datagram may always be.
+            _ = try liveStream(id, "DATAGRAM")
         case .control(let control):
             try handle(control)
         }
@@ -248,6 +252,8 @@ public final class MuxSession {
         case .goAway(let reason):
             peerGoingAway = true
             if reason != .closed { throw .peerWentAway(reason) }
+        case .datagramError(let id, _, _, _):
+            _ = try liveStream(id, "DATAGRAM_ERROR")  // as DATAGRAM: checked, then dropped
         }
     }
 

@@ -17,6 +17,12 @@ public struct IPv6Packet {
     public let transportOffset: Int
     /// The fragment header, if the packet has one.
     public let fragment: Fragment?
+    /// Where the fragment header starts in `bytes`, if there is one: the length of the part before
+    /// it (the fixed header and any hop-by-hop, destination options and routing headers).
+    public let fragmentHeaderOffset: Int?
+    /// Where the Next Header field that names the fragment header is (6 when it follows the fixed
+    /// header); meaningful only if `fragmentHeaderOffset` is not nil.
+    let fragmentLinkOffset: Int
 
     /// An IPv6 fragment header's fields.
     public struct Fragment: Hashable, Sendable {
@@ -45,6 +51,9 @@ public struct IPv6Packet {
         var next = IPProtocol(rawValue: bytes[6])
         var offset = IPv6Packet.headerLength
         var fragment: Fragment? = nil
+        var fragmentHeaderOffset: Int? = nil
+        var link = 6  // the Next Header field that named the header at `offset`
+        var fragmentLink = 6
         // Each turn moves `offset` on by at least 8 and never past `total`, so the walk ends.
         walk: while true {
             switch next {
@@ -54,6 +63,7 @@ public struct IPv6Packet {
                 let length = (Int(bytes[offset + 1]) + 1) * 8
                 guard total - offset >= length else { throw .truncated(.ipv6ExtensionHeader) }
                 next = IPProtocol(rawValue: bytes[offset])
+                link = offset
                 offset += length
             case .fragment:
                 guard fragment == nil else { throw .badExtensionHeader(next) }
@@ -63,7 +73,10 @@ public struct IPv6Packet {
                     offset: Int(field & 0xFFF8), moreFragments: field & 1 != 0,
                     identification: bytes.readU32(at: offset + 4))
                 fragment = header
+                fragmentHeaderOffset = offset
+                fragmentLink = link
                 next = IPProtocol(rawValue: bytes[offset])
+                link = offset
                 offset += 8
                 if header.offset != 0 { break walk }
             default:
@@ -74,6 +87,8 @@ public struct IPv6Packet {
         self.transportProtocol = next
         self.transportOffset = offset
         self.fragment = fragment
+        self.fragmentHeaderOffset = fragmentHeaderOffset
+        self.fragmentLinkOffset = fragmentLink
     }
 
     public var version: UInt8 { bytes[0] >> 4 }

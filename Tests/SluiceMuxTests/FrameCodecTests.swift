@@ -21,6 +21,8 @@ final class FrameCodecTests: XCTestCase {
         .ping(0),
         .pong(0xDEAD_BEEF_CAFE_F00D),
         .goAway(.closed),
+        .datagramError(stream: 21, code: .tooBig, mtu: .max, endpoint: SocketEndpoint("[::]:0")!),
+        .datagramError(stream: 23, code: .portUnreachable, mtu: 0, endpoint: SocketEndpoint("255.255.255.255:65535")!),
     ]
 
     func testRoundTripEveryControlFrame() throws {
@@ -206,7 +208,7 @@ final class FrameCodecTests: XCTestCase {
             (0x03, 0, "61", .badStream(.data, 0)),
             (0x05, 0, "", .badStream(.fin, 0)),
             (0x00, 1, "", .unknownType(0)),
-            (0x0A, 1, "", .unknownType(10)),
+            (0x0C, 1, "", .unknownType(12)),
             (0xFF, 0, "0102", .unknownType(255)),
         ]
         for (type, stream, payloadHex, expected) in cases {

@@ -36,6 +36,21 @@ final class FrameFixtureTests: XCTestCase {
         ("PING", "07 00000000 0008  0102030405060708", .ping(0x0102_0304_0506_0708)),
         ("PONG", "08 00000000 0008  ffffffffffffffff", .pong(.max)),
         ("GO_AWAY", "09 00000000 0001  05", .goAway(.protocolError)),
+        (
+            "DATAGRAM_ERROR port unreachable",
+            "0b 00000003 000a  01 0000 01 08080808 0035",
+            .datagramError(stream: 3, code: .portUnreachable, mtu: 0, endpoint: SocketEndpoint("8.8.8.8:53")!)
+        ),
+        (
+            "DATAGRAM_ERROR unreachable",
+            "0b 00000007 000a  02 0000 01 08080808 0035",
+            .datagramError(stream: 7, code: .unreachable, mtu: 0, endpoint: SocketEndpoint("8.8.8.8:53")!)
+        ),
+        (
+            "DATAGRAM_ERROR too big",
+            "0b 00000005 0016  03 0500 04 20010db8000000000000000000000001 01bb",
+            .datagramError(stream: 5, code: .tooBig, mtu: 1280, endpoint: SocketEndpoint("[2001:db8::1]:443")!)
+        ),
     ]
 
     func testEncodeMatchesFixtures() throws {
@@ -66,10 +81,12 @@ final class FrameFixtureTests: XCTestCase {
     }
 
     func testTypeAndReasonNumbers() {
-        XCTAssertEqual(FrameType.allCases.map(\.rawValue), Array(1...9))
+        XCTAssertEqual(FrameType.allCases.map(\.rawValue), Array(1...11))
         XCTAssertEqual(
             FrameType.allCases.map(\.description),
-            ["OPEN", "OPEN_OK", "DATA", "CREDIT", "FIN", "RESET", "PING", "PONG", "GO_AWAY"])
+            ["OPEN", "OPEN_OK", "DATA", "CREDIT", "FIN", "RESET", "PING", "PONG", "GO_AWAY", "DATAGRAM", "DATAGRAM_ERROR"])
+        XCTAssertEqual(DatagramErrorCode.allCases.map(\.rawValue), [1, 2, 3])
+        XCTAssertEqual(DatagramErrorCode.allCases, [.portUnreachable, .unreachable, .tooBig])
         XCTAssertEqual(
             ResetReason.allCases.map(\.rawValue), [0, 1, 2, 3, 4, 5])
         XCTAssertEqual(

@@ -1,3 +1,4 @@
+import SluiceWire
 import XCTest
 
 @testable import SluiceMux
@@ -13,11 +14,14 @@ func hex(_ text: String) -> [UInt8] {
 /// record buffer is gone.
 enum Decoded: Equatable {
     case data(stream: UInt32, payload: [UInt8])
+    case datagram(stream: UInt32, more: Bool, endpoint: SocketEndpoint?, payload: [UInt8])
     case control(Frame)
 
     init(_ frame: DecodedFrame) {
         switch frame {
         case .data(let stream, let payload): self = .data(stream: stream, payload: Array(payload))
+        case .datagram(let stream, let more, let endpoint, let payload):
+            self = .datagram(stream: stream, more: more, endpoint: endpoint, payload: Array(payload))
         case .control(let frame): self = .control(frame)
         }
     }

@@ -20,6 +20,7 @@ final class IPv6PacketTests: XCTestCase {
             XCTAssertEqual(ip.transportRange, 40..<68)
             XCTAssertNil(ip.fragment)
             XCTAssertFalse(ip.isFragment)
+            XCTAssertNil(ip.fragmentHeaderOffset)
         }
     }
 
@@ -36,6 +37,8 @@ final class IPv6PacketTests: XCTestCase {
             XCTAssertEqual(ip.transportRange, 56..<80)
             XCTAssertEqual(ip.fragment, IPv6Packet.Fragment(offset: 0, moreFragments: true, identification: 0xCAFE_0001))
             XCTAssertTrue(ip.isFragment)
+            XCTAssertEqual(ip.fragmentHeaderOffset, 48)
+            XCTAssertEqual(ip.fragmentLinkOffset, 40, "the hop-by-hop header names the fragment header")
             // The first fragment carries the whole UDP header; its checksum covers the datagram.
             let udp = try UDPDatagram(validating: ip.transport)
             XCTAssertEqual(udp.sourcePort, 1000)
@@ -50,6 +53,8 @@ final class IPv6PacketTests: XCTestCase {
             XCTAssertEqual(ip.nextHeader, .fragment)
             XCTAssertEqual(ip.fragment, IPv6Packet.Fragment(offset: 16, moreFragments: false, identification: 0xCAFE_0001))
             XCTAssertTrue(ip.isFragment)
+            XCTAssertEqual(ip.fragmentHeaderOffset, 40)
+            XCTAssertEqual(ip.fragmentLinkOffset, 6, "the fixed header names the fragment header")
             XCTAssertEqual(ip.transportProtocol, .udp)
             XCTAssertEqual(ip.transportOffset, 48)
             XCTAssertEqual(Array(ip.transport), Array("tail end".utf8))

@@ -11,14 +11,14 @@ func hex(_ text: String) -> [UInt8] {
 
 /// Asserts that `body` throws exactly `expected`.
 func assertThrows<T>(
-    _ expected: WireError, file: StaticString = #filePath, line: UInt = #line,
-    _ body: () throws -> T
+    _ expected: WireError, _ message: @autoclosure () -> String = "", file: StaticString = #filePath,
+    line: UInt = #line, _ body: () throws -> T
 ) {
     do {
         _ = try body()
-        XCTFail("expected \(expected), got no error", file: file, line: line)
+        XCTFail("expected \(expected), got no error \(message())", file: file, line: line)
     } catch {
-        XCTAssertEqual(error as? WireError, expected, file: file, line: line)
+        XCTAssertEqual(error as? WireError, expected, message(), file: file, line: line)
     }
 }
 
