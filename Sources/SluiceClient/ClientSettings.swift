@@ -15,6 +15,10 @@ public struct ClientSettings: Sendable {
     public var carriers: Int
     public var fwmark: UInt32
     public var table: UInt32
+    /// Resolvers that get every DNS query (`--dns`); empty: DNS is ordinary traffic.
+    public var dns: [IPAddress] = []
+    public var udpTimeoutMilliseconds: UInt64 = 60_000
+    public var maxUDPMappings = 1024
     public var mux = MuxSettings()
 
     public init(relay: SocketEndpoint, relayPublicKey: PublicKey, privateKey: PrivateKey, psk: PresharedKey?, tunName: String,

@@ -3,6 +3,7 @@ import SluiceCrypto
 import SluiceLog
 import SluiceMux
 import SluiceStack
+import SluiceWire
 
 /// Joins one application TCP flow (lwIP) to one mux stream. Loop-confined (the stack thread).
 ///
@@ -24,8 +25,8 @@ final class FlowBridge: MuxStreamHandler, TCPFlowHandler {
         self.client = client
     }
 
-    func open(on carrier: Carrier) {
-        stream = carrier.session.open(to: Destination(host: .ip(key.destination.address), port: key.destination.port), handler: self)
+    func open(on carrier: Carrier, to destination: SocketEndpoint) {
+        stream = carrier.session.open(to: Destination(destination), handler: self)
     }
 
     // MARK: opening

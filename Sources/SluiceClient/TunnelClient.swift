@@ -7,6 +7,7 @@ import SluiceLoop
 import SluiceSystem
 import SluiceMux
 import SluiceStack
+import SluiceWire
 
 /// `sluice up`: the TUN device, its addresses and routes, lwIP and the carriers, on one event loop.
 ///
@@ -16,10 +17,16 @@ import SluiceStack
 public final class TunnelClient: TCPStackDelegate {
     let settings: ClientSettings
     let loop: EventLoop
-    private let tun: TunDevice
+    let tun: TunDevice
     private var routing: HostRouting?
     private(set) var stack: TCPStack!
-    private var pool: CarrierPool!
+    private(set) var pool: CarrierPool!
+    private(set) var udp: UDPForwarder!
+    let reassembler = FragmentReassembler()
+    var output = [UInt8](repeating: 0, count: 65536 + 64)
+    var fragmentScratch = [UInt8](repeating: 0, count: 65536)
+    var nextFragmentID: UInt32 = 1
+    var counters = InputCounters()
     private var bridges: [FlowKey: FlowBridge] = [:]
     private var packet = [UInt8](repeating: 0, count: 65536)
     private var signalFD: Int32 = -1
@@ -41,6 +48,7 @@ public final class TunnelClient: TCPStackDelegate {
         }
         stack.delegate = self
         pool = CarrierPool(settings: settings, loop: loop)
+        udp = UDPForwarder(client: self)
     }
 
     /// Runs until SIGINT, SIGTERM or SIGHUP, then removes everything it installed.
@@ -66,6 +74,7 @@ public final class TunnelClient: TCPStackDelegate {
     }
 
     private func shutdown() {
+        udp.closeAll()
         pool.stop()
         stack.flushOutput()
         stack.shutdown()
@@ -94,7 +103,7 @@ public final class TunnelClient: TCPStackDelegate {
                 Log.warning("TUN read: \(error)", "client")
                 return
             }
-            packet.withUnsafeBytes { stack.input(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            packet.withUnsafeBytes { dispatch(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
         }
     }
 
@@ -108,7 +117,8 @@ public final class TunnelClient: TCPStackDelegate {
         }
         let bridge = FlowBridge(key: key, client: self)
         bridges[key] = bridge
-        bridge.open(on: carrier)
+        // DNS over TCP follows --dns like DNS over UDP; lwIP still answers as the address dialled.
+        bridge.open(on: carrier, to: dnsResolver(for: key.destination, from: key.application) ?? key.destination)
     }
 
     public func stack(_ stack: TCPStack, didAbandon key: FlowKey) { bridges[key]?.abandon() }

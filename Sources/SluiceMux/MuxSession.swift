@@ -54,13 +54,24 @@ public final class MuxSession {
 
     /// Client side: opens a stream to `destination`. The handler hears `streamDidOpen` or a reset.
     public func open(to destination: Destination, handler: MuxStreamHandler) -> MuxStream {
+        open(to: destination, datagrams: false, handler: handler)
+    }
+
+    /// Client side: opens a UDP association (docs/protocol.md §6) whose first datagram goes to
+    /// `destination`. Datagrams may be sent at once, before OPEN_OK.
+    public func openAssociation(to destination: Destination, handler: MuxStreamHandler) -> MuxStream {
+        open(to: destination, datagrams: true, handler: handler)
+    }
+
+    private func open(to destination: Destination, datagrams: Bool, handler: MuxStreamHandler) -> MuxStream {
         precondition(role == .client, "only the client opens streams")
         let id = nextStreamID
         nextStreamID &+= 2
-        let stream = MuxStream(id: id, session: self, sendCredit: 0, receiveWindow: settings.streamWindow)
+        let window = datagrams ? 0 : settings.streamWindow
+        let stream = MuxStream(id: id, session: self, sendCredit: 0, receiveWindow: window, isAssociation: datagrams)
         stream.handler = handler
         streams[id] = stream
-        append(.open(stream: id, window: UInt32(settings.streamWindow), proto: .tcp, destination: destination))
+        append(.open(stream: id, window: UInt32(window), proto: datagrams ? .udp : .tcp, destination: destination))
         return stream
     }
 
@@ -80,6 +91,31 @@ public final class MuxSession {
             offset += n
         }
         requestFlush()
+    }
+
+    /// Encodes one whole datagram, split over frames (and records) as needed; false, encoding
+    /// nothing, when the carrier budget cannot take it (docs/protocol.md §6: dropped, never queued).
+    func encodeDatagram(stream: MuxStream, endpoint: SocketEndpoint, _ payload: UnsafeRawBufferPointer) -> Bool {
+        guard !isClosed, payload.count <= FrameEncoder.maximumDatagram,
+              budgetRemaining >= payload.count + FrameEncoder.datagramOverhead(endpoint: endpoint) else { return false }
+        var rest = payload
+        var first: SocketEndpoint? = endpoint
+        while true {
+            guard let taken = record.appendDatagram(stream: stream.id, endpoint: first, payload: rest) else {
+                sealRecord()  // an empty record always takes a frame
+                continue
+            }
+            if taken == rest.count { break }
+            rest = UnsafeRawBufferPointer(rebasing: rest[taken...])
+            first = nil
+            sealRecord()
+        }
+        requestFlush()
+        return true
+    }
+
+    func encodeDatagramError(stream: MuxStream, _ code: DatagramErrorCode, mtu: Int, endpoint: SocketEndpoint) {
+        append(.datagramError(stream: stream.id, code: code, mtu: UInt16(clamping: mtu), endpoint: endpoint))
     }
 
     func encodeCredit(stream: MuxStream, _ increment: Int) { append(.credit(stream: stream.id, increment: UInt32(increment))) }
@@ -205,10 +241,10 @@ public final class MuxSession {
             }
             stream.outstanding += payload.count
             stream.handler?.stream(stream, didReceive: payload)
-        case .datagram(let id, _, _, _):
-            // UDP associations (docs/protocol.md §6) are not wired into the session yet: the frame is
-            // checked like any stream frame and dropped, which a datagram may always be.
-            _ = try liveStream(id, "DATAGRAM")
+        case .datagram(let id, let more, let endpoint, let payload):
+            guard let stream = try liveStream(id, "DATAGRAM") else { return }
+            guard stream.isAssociation else { throw .unknownStream(id, frame: "DATAGRAM on a TCP stream") }
+            stream.receiveDatagramPiece(more: more, endpoint: endpoint, payload: payload)
         case .control(let control):
             try handle(control)
         }
@@ -216,11 +252,14 @@ public final class MuxSession {
 
     private func handle(_ frame: Frame) throws(MuxError) {
         switch frame {
-        case .open(let id, let window, _, let destination):
+        case .open(let id, let window, let proto, let destination):
             guard role == .relay else { throw .unexpectedOpen(id) }
             guard id > highestPeerStreamID, id % 2 == 1, !peerGoingAway else { throw .unknownStream(id, frame: "OPEN") }
+            guard proto == .tcp || proto == .udp else { throw .badFrame("OPEN for protocol \(proto.rawValue)") }
             highestPeerStreamID = id
-            let stream = MuxStream(id: id, session: self, sendCredit: Int(window), receiveWindow: settings.streamWindow)
+            let association = proto == .udp
+            let stream = MuxStream(id: id, session: self, sendCredit: association ? 0 : Int(window),
+                                   receiveWindow: association ? 0 : settings.streamWindow, isAssociation: association)
             streams[id] = stream
             delegate.session(self, didRequest: stream, to: destination)
         case .openOK(let id, let window):
@@ -252,8 +291,10 @@ public final class MuxSession {
         case .goAway(let reason):
             peerGoingAway = true
             if reason != .closed { throw .peerWentAway(reason) }
-        case .datagramError(let id, _, _, _):
-            _ = try liveStream(id, "DATAGRAM_ERROR")  // as DATAGRAM: checked, then dropped
+        case .datagramError(let id, let code, let mtu, let endpoint):
+            guard role == .client else { throw .badFrame("DATAGRAM_ERROR from the client") }
+            guard let stream = try liveStream(id, "DATAGRAM_ERROR") else { return }
+            stream.handler?.stream(stream, datagramTo: endpoint, failed: code, mtu: Int(mtu))
         }
     }
 

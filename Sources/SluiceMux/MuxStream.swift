@@ -1,3 +1,5 @@
+import SluiceWire
+
 /// What a stream reports to the endpoint that carries it (an lwIP flow on the client, a socket on the
 /// relay). Called on the carrier's loop thread.
 public protocol MuxStreamHandler: AnyObject {
@@ -12,6 +14,22 @@ public protocol MuxStreamHandler: AnyObject {
     func stream(_ stream: MuxStream, didReset reason: ResetReason, message: String)
     /// `send(_:)` may accept bytes again (credit arrived, or the carrier drained).
     func streamCanSend(_ stream: MuxStream)
+    /// UDP association: one whole datagram; `endpoint` is its destination (relay side) or its source
+    /// (client side). The bytes are valid only during the call.
+    func stream(_ stream: MuxStream, didReceiveDatagram payload: UnsafeRawBufferPointer, endpoint: SocketEndpoint)
+    /// UDP association, client side: a datagram the relay sent to `endpoint` failed.
+    func stream(_ stream: MuxStream, datagramTo endpoint: SocketEndpoint, failed code: DatagramErrorCode, mtu: Int)
+}
+
+/// Defaults so that a TCP endpoint need not implement the datagram calls, nor a UDP endpoint the
+/// byte-stream ones: each kind of stream only ever receives its own.
+extension MuxStreamHandler {
+    public func streamDidOpen(_ stream: MuxStream) {}
+    public func stream(_ stream: MuxStream, didReceive data: UnsafeRawBufferPointer) {}
+    public func streamDidReceiveFIN(_ stream: MuxStream) {}
+    public func streamCanSend(_ stream: MuxStream) {}
+    public func stream(_ stream: MuxStream, didReceiveDatagram payload: UnsafeRawBufferPointer, endpoint: SocketEndpoint) {}
+    public func stream(_ stream: MuxStream, datagramTo endpoint: SocketEndpoint, failed code: DatagramErrorCode, mtu: Int) {}
 }
 
 /// One flow multiplexed on a carrier. Loop-confined, like its session.
@@ -36,12 +54,51 @@ public final class MuxStream {
     public internal(set) var receivedFIN = false
     public internal(set) var isClosed = false
     var waitingToSend = false
+    /// A UDP association (OPEN with protocol 17): datagrams, no byte stream, no credit.
+    public let isAssociation: Bool
+    /// A datagram arriving in several DATAGRAM frames, until its last piece.
+    private var partialDatagram: [UInt8] = []
+    private var partialEndpoint: SocketEndpoint?
 
-    init(id: UInt32, session: MuxSession, sendCredit: Int, receiveWindow: Int) {
+    init(id: UInt32, session: MuxSession, sendCredit: Int, receiveWindow: Int, isAssociation: Bool = false) {
         self.id = id
         self.session = session
         self.sendCredit = sendCredit
         self.receiveWindow = receiveWindow
+        self.isAssociation = isAssociation
+    }
+
+    /// UDP association: sends one datagram to (client) or from (relay) `endpoint`. Returns false, and
+    /// sends nothing, when the carrier has no room for it: datagrams are dropped, never queued.
+    public func sendDatagram(_ payload: UnsafeRawBufferPointer, endpoint: SocketEndpoint) -> Bool {
+        guard isAssociation, !isClosed else { return false }
+        return session.encodeDatagram(stream: self, endpoint: endpoint, payload)
+    }
+
+    /// UDP association, relay side: tells the client that a datagram to `endpoint` failed.
+    public func sendDatagramError(_ code: DatagramErrorCode, mtu: Int = 0, endpoint: SocketEndpoint) {
+        guard isAssociation, !isClosed else { return }
+        session.encodeDatagramError(stream: self, code, mtu: mtu, endpoint: endpoint)
+    }
+
+    /// Reassembles a datagram from its frames; a whole one in one frame goes up without a copy.
+    func receiveDatagramPiece(more: Bool, endpoint: SocketEndpoint?, payload: UnsafeRawBufferPointer) {
+        if let endpoint {
+            partialDatagram.removeAll(keepingCapacity: true)
+            if !more {
+                partialEndpoint = nil
+                handler?.stream(self, didReceiveDatagram: payload, endpoint: endpoint)
+                return
+            }
+            partialEndpoint = endpoint
+        } else if partialEndpoint == nil {
+            return  // a continuation without its start: the start was lost with a dropped frame
+        }
+        partialDatagram.append(contentsOf: payload)
+        guard !more, let start = partialEndpoint else { return }
+        partialEndpoint = nil
+        partialDatagram.withUnsafeBytes { handler?.stream(self, didReceiveDatagram: $0, endpoint: start) }
+        partialDatagram.removeAll(keepingCapacity: false)
     }
 
     /// Bytes `send(_:)` would take now.

@@ -25,6 +25,10 @@ public struct RelaySettings: Sendable {
     public var psk: PresharedKey?
     public var maxStreamsPerClient: Int
     public var handshakeTimeoutMilliseconds: UInt64
+    /// Idle time after which a UDP association is closed.
+    public var udpTimeoutMilliseconds: UInt64 = 60_000
+    /// UDP associations one client may hold; the one idle longest goes first.
+    public var maxUDPMappingsPerClient = 1024
     public var mux = MuxSettings()
 
     public init(listen: SocketEndpoint, privateKey: PrivateKey, allowedClients: Set<PublicKey>, psk: PresharedKey?,
@@ -115,6 +119,10 @@ public final class RelayServer {
     // MARK: streams
 
     private func open(_ stream: MuxStream, to destination: Destination, client: ClientID) {
+        if stream.isAssociation {
+            openAssociation(stream, client: client)
+            return
+        }
         let count = streamsPerClient[client, default: 0]
         guard count < settings.maxStreamsPerClient else {
             Log.info("client \(client): stream to \(destination) refused: limit of \(settings.maxStreamsPerClient) open streams reached", "relay")
@@ -147,6 +155,41 @@ public final class RelayServer {
     }
 
     private var links: [ObjectIdentifier: DestinationLink] = [:]
+    private var associations: [ObjectIdentifier: AssociationLink] = [:]
+    private var associationsPerClient: [ClientID: Int] = [:]
+    private var sweepTimer: LoopTimer?
+
+    /// A UDP association: evicts the client's longest-idle one when it is at its cap.
+    private func openAssociation(_ stream: MuxStream, client: ClientID) {
+        if associationsPerClient[client, default: 0] >= settings.maxUDPMappingsPerClient {
+            let oldest = associations.values.filter { $0.client == client }.min { $0.lastActivity < $1.lastActivity }
+            oldest?.expire("evicted: the client holds \(settings.maxUDPMappingsPerClient) UDP mappings")
+        }
+        associationsPerClient[client, default: 0] += 1
+        let link = AssociationLink(stream: stream, client: client, relay: self, loop: loop)
+        associations[ObjectIdentifier(link)] = link
+        link.start()
+        scheduleSweep()
+    }
+
+    func associationEnded(_ link: AssociationLink) {
+        guard associations.removeValue(forKey: ObjectIdentifier(link)) != nil else { return }
+        associationsPerClient[link.client, default: 1] -= 1
+        if associationsPerClient[link.client] == 0 { associationsPerClient[link.client] = nil }
+    }
+
+    /// Once a second while associations exist: closes those idle past the UDP timeout.
+    private func scheduleSweep() {
+        guard sweepTimer?.isPending != true else { return }
+        sweepTimer = loop.schedule(afterMilliseconds: 1000) { [weak self] in
+            guard let self else { return }
+            let now = self.loop.now
+            for link in Array(self.associations.values) where now - link.lastActivity >= self.settings.udpTimeoutMilliseconds {
+                link.expire("idle for \(self.settings.udpTimeoutMilliseconds / 1000) s")
+            }
+            if !self.associations.isEmpty { self.scheduleSweep() }
+        }
+    }
 
     private func startLink(_ stream: MuxStream, to destination: SocketEndpoint, client: ClientID) {
         let link = DestinationLink(stream: stream, destination: destination, client: client, relay: self, loop: loop)

@@ -53,9 +53,11 @@ enum Commands {
             allowedClients: Set(config.allowedClients.map { try PublicKey(bytes: $0) }),
             psk: config.psk.map { try PresharedKey(bytes: $0) },
             maxStreamsPerClient: config.maxStreams,
-            handshakeTimeoutMilliseconds: UInt64(config.handshakeTimeout.components.seconds * 1000)
-                + UInt64(config.handshakeTimeout.components.attoseconds / 1_000_000_000_000_000))
-        try RelayRunner.run(settings)
+            handshakeTimeoutMilliseconds: milliseconds(config.handshakeTimeout))
+        var relaySettings = settings
+        relaySettings.udpTimeoutMilliseconds = milliseconds(config.udpTimeout)
+        relaySettings.maxUDPMappingsPerClient = config.maxUDPMappings
+        try RelayRunner.run(relaySettings)
     }
 
     /// `sluice up`: runs the tunnel in the foreground until SIGINT/SIGTERM.
@@ -72,13 +74,21 @@ enum Commands {
             psk: config.psk.map { try PresharedKey(bytes: $0) },
             tunName: config.tun, addresses: config.addresses, routes: config.routes,
             mtu: config.mtu, carriers: config.carriers, fwmark: config.fwmark, table: config.table)
+        var clientSettings = settings
+        clientSettings.dns = config.dns
+        clientSettings.udpTimeoutMilliseconds = milliseconds(config.udpTimeout)
+        clientSettings.maxUDPMappings = config.maxUDPMappings
         let client: TunnelClient
         do {
-            client = try TunnelClient(settings: settings)
+            client = try TunnelClient(settings: clientSettings)
         } catch {
             throw CommandFailure(message: "\(error)", exitCode: 1)
         }
         try client.run()
+    }
+
+    private static func milliseconds(_ d: Duration) -> UInt64 {
+        UInt64(d.components.seconds) * 1000 + UInt64(d.components.attoseconds / 1_000_000_000_000_000)
     }
 
     private static func applyLogLevel(_ name: String) {

@@ -60,3 +60,19 @@ static inline uint32_t sluice_signalfd_read_signo(int fd) {
 /// alone sets _GNU_SOURCE: defining it in a header would change system types (fd_set) seen by other
 /// modules and break the module cache.
 int sluice_accept_nonblocking(int fd, struct sockaddr *addr, socklen_t *len);
+
+/// One entry of a UDP socket's error queue (IP_RECVERR / IPV6_RECVERR): the errno the ICMP error
+/// maps to, ee_info (the path MTU for EMSGSIZE), and the destination of the datagram that failed.
+/// The cmsg macros that walk the queue's control data are not importable into Swift.
+typedef struct {
+    int error;
+    uint32_t info;
+    struct sockaddr_storage offender_destination;
+} sluice_udp_error;
+
+/// Enables the error queue on a UDP socket of `family` (AF_INET or AF_INET6; dual-stack sockets
+/// need both). Returns 0 or -1.
+int sluice_udp_enable_errors(int fd, int family);
+/// Reads one error-queue entry without blocking: 1 when one was read, 0 when the queue is empty,
+/// -1 on another failure.
+int sluice_udp_read_error(int fd, sluice_udp_error *out);

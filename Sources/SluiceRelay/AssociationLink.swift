@@ -1,0 +1,129 @@
+import Glibc
+import SluiceCarrier
+import SluiceLog
+import SluiceLoop
+import SluiceMux
+import SluiceSystem
+import SluiceWire
+
+/// The relay's end of one UDP association (docs/protocol.md §6): a UDP socket of its own, bound once,
+/// that sends the client's datagrams to any destination and returns whatever arrives on it, from any
+/// source — endpoint-independent mapping, "full cone". Loop-confined.
+///
+/// Nothing queues: a datagram the socket or the carrier cannot take now is dropped and counted.
+final class AssociationLink: MuxStreamHandler {
+    let stream: MuxStream
+    let client: ClientID
+    private unowned let loop: EventLoop
+    private unowned let relay: RelayServer
+    private var socket: Socket?
+    private var dualStack = true
+    private(set) var lastActivity: UInt64
+    private(set) var dropped = 0
+    private var finished = false
+
+    init(stream: MuxStream, client: ClientID, relay: RelayServer, loop: EventLoop) {
+        self.stream = stream
+        self.client = client
+        self.relay = relay
+        self.loop = loop
+        lastActivity = loop.now
+        stream.handler = self
+    }
+
+    /// Binds the socket and accepts the association; resets it when no socket can be had.
+    func start() {
+        do {
+            let (s, dual) = try Socket.udpAnyFamily()
+            socket = s
+            dualStack = dual
+            try loop.register(fd: s.fd, events: [.readable, .edgeTriggered]) { [unowned self] in self.handle($0) }
+        } catch {
+            Log.warning("client \(client): UDP association \(stream.id): \(error)", "relay")
+            stream.reset(.unreachable, message: "\(error)")
+            release()
+            return
+        }
+        stream.accept()
+    }
+
+    // MARK: client -> destinations
+
+    func stream(_ stream: MuxStream, didReceiveDatagram payload: UnsafeRawBufferPointer, endpoint: SocketEndpoint) {
+        guard let socket else { return }
+        lastActivity = loop.now
+        do {
+            if case .wouldBlock = try socket.send(datagram: payload, to: endpoint, dualStack: dualStack) { dropped += 1 }
+        } catch {
+            dropped += 1
+            report(error.code, info: 0, destination: endpoint)
+        }
+    }
+
+    // MARK: destinations -> client
+
+    private func handle(_ events: IOEvents) {
+        if events.contains(.error) { drainErrors() }
+        if events.contains(.readable) { drainDatagrams() }
+    }
+
+    private func drainDatagrams() {
+        guard let socket else { return }
+        while !finished {
+            let result: IOResult<(Int, SocketEndpoint?)>
+            do {
+                result = try relay.scratch.withUnsafeMutableBytes { try socket.receive(datagramInto: $0) }
+            } catch {
+                // With IP_RECVERR an ICMP error surfaces here as the errno; the details are queued.
+                drainErrors()
+                continue
+            }
+            guard case .done(let (n, source)) = result else { return }
+            guard let source else { continue }
+            lastActivity = loop.now
+            let sent = relay.scratch.withUnsafeBytes { stream.sendDatagram(UnsafeRawBufferPointer(rebasing: $0[0..<n]), endpoint: source) }
+            if !sent { dropped += 1 }
+        }
+    }
+
+    private func drainErrors() {
+        guard let socket else { return }
+        while let entry = socket.readQueuedError() {
+            if let destination = entry.destination { report(entry.code, info: entry.info, destination: destination) }
+        }
+    }
+
+    /// Turns a socket error about a datagram to `destination` into DATAGRAM_ERROR for the client.
+    private func report(_ code: Int32, info: UInt32, destination: SocketEndpoint) {
+        switch code {
+        case ECONNREFUSED: stream.sendDatagramError(.portUnreachable, endpoint: destination)
+        case EHOSTUNREACH, ENETUNREACH: stream.sendDatagramError(.unreachable, endpoint: destination)
+        case EMSGSIZE: stream.sendDatagramError(.tooBig, mtu: Int(info), endpoint: destination)
+        default: Log.debug("client \(client): UDP to \(destination): \(SystemError.message(code))", "relay")
+        }
+    }
+
+    // MARK: lifecycle
+
+    /// Closes an association that was idle too long, or is evicted for a newer one.
+    func expire(_ why: String) {
+        guard !finished else { return }
+        Log.debug("client \(client): UDP association \(stream.id) closed: \(why)", "relay")
+        stream.reset(.timedOut, message: why)
+        release()
+    }
+
+    func stream(_ stream: MuxStream, didReset reason: ResetReason, message: String) { release() }
+
+    private func release() {
+        guard !finished else { return }
+        finished = true
+        if let socket {
+            loop.deregister(fd: socket.fd)
+            socket.close()
+        }
+        socket = nil
+        stream.handler = nil
+        relay.associationEnded(self)
+    }
+}
