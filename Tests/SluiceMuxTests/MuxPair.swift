@@ -184,6 +184,7 @@ func pattern(_ count: Int, seed: UInt8) -> [UInt8] {
 /// The frames of one record plaintext, DATA payloads copied out.
 enum TestFrame: Equatable {
     case data(stream: UInt32, bytes: [UInt8])
+    case datagram(stream: UInt32, more: Bool, endpoint: SocketEndpoint?, bytes: [UInt8])
     case control(Frame)
 }
 
@@ -194,6 +195,8 @@ func decodeFrames(_ record: [UInt8]) throws -> [TestFrame] {
         while let frame = try decoder.next() {
             switch frame {
             case .data(let stream, let payload): frames.append(.data(stream: stream, bytes: Array(payload)))
+            case .datagram(let stream, let more, let endpoint, let payload):
+                frames.append(.datagram(stream: stream, more: more, endpoint: endpoint, bytes: Array(payload)))
             case .control(let control): frames.append(.control(control))
             }
         }
@@ -212,6 +215,9 @@ func encodeRecord(_ frames: [TestFrame]) throws -> [UInt8] {
             case .data(let stream, let bytes):
                 let ok = bytes.withUnsafeBytes { encoder.appendData(stream: stream, payload: $0) }
                 precondition(ok, "test record too large")
+            case .datagram(let stream, _, let endpoint, let bytes):
+                let taken = bytes.withUnsafeBytes { encoder.appendDatagram(stream: stream, endpoint: endpoint, payload: $0) }
+                precondition(taken == bytes.count, "test record too large")
             case .control(let control):
                 let ok = try encoder.append(control)
                 precondition(ok, "test record too large")

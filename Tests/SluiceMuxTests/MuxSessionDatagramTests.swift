@@ -3,8 +3,8 @@ import XCTest
 
 @testable import SluiceMux
 
-/// The session does not carry UDP associations yet; it must still accept their frames on known
-/// streams (and drop them) and refuse them on streams that were never opened.
+/// Datagram frames at the relay's session: accepted on an association it knows, refused on a stream
+/// never opened, and DATAGRAM_ERROR — which only the relay sends — refused from the client.
 final class MuxSessionDatagramTests: XCTestCase {
     final class Delegate: MuxSessionDelegate {
         var requested: [UInt32] = []
@@ -16,7 +16,7 @@ final class MuxSessionDatagramTests: XCTestCase {
         func sessionNeedsFlush(_ session: MuxSession) {}
     }
 
-    func testDatagramFramesOnKnownStreamsAreDroppedAndOnUnknownOnesRefused() throws {
+    func testDatagramFramesOnKnownStreamsAreTakenAndOthersRefused() throws {
         let delegate = Delegate()
         let relay = MuxSession(role: .relay, delegate: delegate)
         let open = try encode([
@@ -24,8 +24,10 @@ final class MuxSessionDatagramTests: XCTestCase {
         ])
         try open.withUnsafeBytes { try relay.receive(record: $0) }
         XCTAssertEqual(delegate.requested, [1])
-        let known = hex("0a 00000001 000a  02 01 08080808 0035 6869") + hex("0b 00000001 000a  01 0000 01 08080808 0035")
+        let known = hex("0a 00000001 000a  02 01 08080808 0035 6869")
         XCTAssertNoThrow(try known.withUnsafeBytes { try relay.receive(record: $0) })
+        let error = hex("0b 00000001 000a  01 0000 01 08080808 0035")
+        XCTAssertThrowsError(try error.withUnsafeBytes { try relay.receive(record: $0) })
         let unknown = hex("0a 00000003 0002  00 21")
         XCTAssertThrowsError(try unknown.withUnsafeBytes { try relay.receive(record: $0) }) {
             guard case .unknownStream(3, "DATAGRAM")? = $0 as? MuxError else { return XCTFail("\($0)") }
