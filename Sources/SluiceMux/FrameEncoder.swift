@@ -7,7 +7,7 @@ import SluiceWire
 /// append returns `false` and writes nothing: seal the record and start the next one.
 ///
 /// DATAGRAM frames are appended with `appendDatagram(stream:endpoint:payload:)`, which splits a
-/// datagram across records when it must.
+/// datagram across records when it must, or one at a time with `appendDatagramFrame`.
 ///
 /// DATA has two forms. `appendData(stream:payload:)` copies bytes that are already in memory. For
 /// bytes still in a socket, `dataPayloadSpace()` hands out the room after a DATA header so that
@@ -152,22 +152,36 @@ public struct FrameEncoder {
     /// Traps if `stream` is 0, if a first frame's `payload` is longer than `maximumDatagram`, or if a
     /// continuing frame's `payload` is empty: caller bugs.
     public mutating func appendDatagram(stream: UInt32, endpoint: SocketEndpoint?, payload: UnsafeRawBufferPointer) -> Int? {
-        precondition(stream != 0, "DATAGRAM on stream 0")
         precondition(endpoint == nil || payload.count <= FrameEncoder.maximumDatagram, "datagram longer than 65535 bytes")
-        precondition(endpoint != nil || !payload.isEmpty, "a continuing DATAGRAM frame without data")
         let overhead = FrameEncoder.datagramOverhead(endpoint: endpoint)
         guard remaining - overhead >= min(1, payload.count) else { return nil }
         let taken = min(remaining - overhead, payload.count)
-        let more = taken < payload.count
-        writeHeader(.datagram, stream: stream, length: overhead - Frame.headerLength + taken)
+        let piece = UnsafeRawBufferPointer(rebasing: payload[0..<taken])
+        let appended = appendDatagramFrame(stream: stream, more: taken < payload.count, endpoint: endpoint, payload: piece)
+        assert(appended, "room was checked")
+        return taken
+    }
+
+    /// Appends one DATAGRAM frame exactly as given: flags MORE as `more` says, ENDPOINT and the
+    /// endpoint if `endpoint` is set, then a copy of `payload`. Returns `false`, writing nothing, if it
+    /// does not fit. `appendDatagram(stream:endpoint:payload:)` is the usual way in; this one is for a
+    /// caller that already cut the datagram (and for re-encoding what was decoded).
+    ///
+    /// Traps if `stream` is 0 or `payload` is empty in any frame but a whole datagram's only one
+    /// (`endpoint` set, `more` false): caller bugs, the frame would not decode.
+    public mutating func appendDatagramFrame(stream: UInt32, more: Bool, endpoint: SocketEndpoint?, payload: UnsafeRawBufferPointer) -> Bool {
+        precondition(stream != 0, "DATAGRAM on stream 0")
+        precondition(!payload.isEmpty || (endpoint != nil && !more), "a DATAGRAM frame without data that is not a whole empty datagram")
+        let overhead = FrameEncoder.datagramOverhead(endpoint: endpoint)
+        guard overhead + payload.count <= remaining else { return false }
+        writeHeader(.datagram, stream: stream, length: overhead - Frame.headerLength + payload.count)
         var at = count + Frame.headerLength
         buffer[at] = (more ? DatagramFlags.more : 0) | (endpoint == nil ? 0 : DatagramFlags.endpoint)
         at += 1
         if let endpoint { at = FrameEndpoint.encode(endpoint, into: buffer, at: at) }
-        UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + taken])
-            .copyMemory(from: UnsafeRawBufferPointer(rebasing: payload[0..<taken]))
-        count = at + taken
-        return taken
+        UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + payload.count]).copyMemory(from: payload)
+        count = at + payload.count
+        return true
     }
 
     private func writeHeader(_ type: FrameType, stream: UInt32, length: Int) {

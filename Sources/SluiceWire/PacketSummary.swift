@@ -6,8 +6,8 @@
 /// `checks` asks: the IPv4 header checksum by default (20 bytes, cheap), the TCP/UDP checksum
 /// (the whole payload) only with `.transport`.
 ///
-/// Only unfragmented TCP and UDP are summarised; fragments are `.fragment`, every other protocol
-/// (ICMP included) is `.unsupportedProtocol`.
+/// Only unfragmented TCP and UDP are summarised; fragments are `.fragment` (`FragmentReassembler`
+/// puts them together), every other protocol is `.unsupportedProtocol` (`ICMPSummary` reads ICMP).
 public struct PacketSummary: Hashable, Sendable {
     /// `.tcp` or `.udp`.
     public var `protocol`: IPProtocol

@@ -47,6 +47,20 @@ final class DatagramFrameTests: XCTestCase {
             ])
     }
 
+    func testEveryFixtureEncodesFrameByFrame() {
+        for (name, bytes, decoded) in Self.fixtures {
+            guard case .datagram(let stream, let more, let endpoint, let payload) = decoded else { return XCTFail(name) }
+            var storage = [UInt8](repeating: 0xEE, count: hex(bytes).count)
+            storage.withUnsafeMutableBytes { buffer in
+                var encoder = FrameEncoder(buffer)
+                XCTAssertTrue(payload.withUnsafeBytes { encoder.appendDatagramFrame(stream: stream, more: more, endpoint: endpoint, payload: $0) }, name)
+                XCTAssertEqual(encoder.remaining, 0, name)
+                XCTAssertFalse(payload.withUnsafeBytes { encoder.appendDatagramFrame(stream: stream, more: more, endpoint: endpoint, payload: $0) }, name)
+            }
+            XCTAssertEqual(storage, hex(bytes), name)
+        }
+    }
+
     /// Splits `datagram` the way the `appendDatagram` doc shows: records of `capacity` bytes for the
     /// first and `laterCapacity` for the others, sealed between pieces. Returns each record.
     private func encodeDatagram(
