@@ -29,7 +29,10 @@ let package = Package(
         .target(name: "SluiceCarrier", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceLog"]),
         .target(name: "SluiceClient", dependencies: ["SluiceSystem", "SluiceWire", "SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceHost", "SluiceConfig", "SluiceLog"]),
         .target(name: "SluiceRelay", dependencies: ["SluiceSystem", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceConfig", "SluiceLog"]),
-        .executableTarget(name: "sluice", dependencies: ["SluiceSystem", "SluiceClient", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceLog"]),
+        .executableTarget(
+            name: "sluice", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceClient", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceLog"],
+            // Exported so that liblwip.so's calls resolve to Sluice's faster checksum (CSluiceShims/checksum.c).
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 
         .executableTarget(name: "MicroBench", dependencies: ["SluiceWire", "SluiceCrypto", "SluiceMux"], path: "Benchmarks/MicroBench"),
 

@@ -108,7 +108,11 @@ static inline void sluice_tcp_listen_set_port(struct tcp_pcb *listener, uint16_t
     ((struct tcp_pcb_listen *)listener)->local_port = port;
 }
 
-static inline uint32_t sluice_tcp_sndbuf(const struct tcp_pcb *pcb) { return tcp_sndbuf(pcb); }
+/// The whole send-buffer space: tcp_sndbuf() caps it at 64 KiB (TCPWND16), tcp_write checks snd_buf.
+static inline uint32_t sluice_tcp_sndbuf(const struct tcp_pcb *pcb) { return pcb->snd_buf; }
+/// Raises an accepted pcb's send buffer past TCP_SND_BUF (64 KiB here), which alone caps a download
+/// at one window of data per round trip; TCP_SND_QUEUELEN still bounds the segments queued.
+static inline void sluice_tcp_set_sndbuf(struct tcp_pcb *pcb, uint32_t bytes) { pcb->snd_buf = bytes; }
 static inline uint32_t sluice_tcp_sndqueuelen(const struct tcp_pcb *pcb) { return tcp_sndqueuelen(pcb); }
 static inline uint32_t sluice_tcp_sndqueuelen_max(void) { return TCP_SND_QUEUELEN; }
 static inline uint32_t sluice_tcp_mss(const struct tcp_pcb *pcb) { return tcp_mss(pcb); }

@@ -19,6 +19,8 @@ public struct ClientSettings: Sendable {
     public var dns: [IPAddress] = []
     public var udpTimeoutMilliseconds: UInt64 = 60_000
     public var maxUDPMappings = 1024
+    /// Open the TUN with IFF_VNET_HDR and TSO/checksum offloads (super-packets both ways).
+    public var tunOffload = true
     public var mux = MuxSettings()
 
     public init(relay: SocketEndpoint, relayPublicKey: PublicKey, privateKey: PrivateKey, psk: PresharedKey?, tunName: String,

@@ -99,6 +99,10 @@ extension TunnelClient {
     }
 
     func writeTUN(_ packet: UnsafeRawBufferPointer) {
+        if let coalescer {
+            coalescer.emit(packet)
+            return
+        }
         if case .transferred = (try? tun.write(packet)) ?? .wouldBlock { return }
         counters.writeFailures += 1
     }

@@ -28,20 +28,26 @@ public final class TunnelClient: TCPStackDelegate {
     var nextFragmentID: UInt32 = 1
     var counters = InputCounters()
     private var bridges: [FlowKey: FlowBridge] = [:]
-    private var packet = [UInt8](repeating: 0, count: 65536)
+    private var packet = [UInt8](repeating: 0, count: VirtioNetHeader.length + 65535)
+    /// GSO output toward the TUN; nil when the TUN was opened without offloads.
+    private(set) var coalescer: SegmentCoalescer?
     private var signalFD: Int32 = -1
 
     /// Opens the TUN and installs addresses, routes and rules. On failure nothing stays installed.
     public init(settings: ClientSettings) throws {
         self.settings = settings
+        if sluice_checksum_self_test() == 0 {
+            Log.warning("the fast checksum routine disagreed with lwIP's reference; using the reference", "client")
+        }
         loop = try EventLoop()
-        tun = try TunDevice(name: settings.tunName)
+        tun = try TunDevice(name: settings.tunName, options: TunDevice.Options(vnetHeader: settings.tunOffload))
         do {
+            if settings.tunOffload { try tun.setOffloads(TunOffload.flags) }
             routing = try HostRouting(installing: HostRouting.tunnelPlan(
                 interface: tun.name, mtu: settings.mtu, addresses: settings.addresses, routes: settings.routes,
                 table: settings.table, fwmark: settings.fwmark))
-            let tun = self.tun
-            stack = try TCPStack(mtu: settings.mtu) { packet in _ = try? tun.write(packet) }
+            if settings.tunOffload { coalescer = TunOffload.coalescer(for: tun) }
+            stack = try TCPStack(mtu: settings.mtu) { [unowned self] packet in self.writeTUN(packet) }
         } catch {
             teardownHost()
             throw error
@@ -66,6 +72,7 @@ public final class TunnelClient: TCPStackDelegate {
         loop.addEndOfTurnHook { [unowned self] in
             self.stack.runTimers()
             self.stack.flushOutput()
+            self.coalescer?.flush()
         }
         Log.info("tunnel \(tun.name) up: \(settings.addresses.map(\.description).joined(separator: ", ")); routes \(settings.routes.map(\.description).joined(separator: ", ")); relay \(settings.relay)", "client")
         pool.start()
@@ -103,7 +110,20 @@ public final class TunnelClient: TCPStackDelegate {
                 Log.warning("TUN read: \(error)", "client")
                 return
             }
-            packet.withUnsafeBytes { dispatch(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            packet.withUnsafeMutableBytes { raw in
+                guard coalescer != nil else {
+                    dispatch(UnsafeRawBufferPointer(rebasing: raw[0..<n]))
+                    return
+                }
+                guard n > VirtioNetHeader.length else { return }
+                let header = VirtioNetHeader(UnsafeRawBufferPointer(rebasing: raw[0..<VirtioNetHeader.length]))
+                let body = UnsafeMutableRawBufferPointer(rebasing: raw[VirtioNetHeader.length..<n])
+                guard header.completeChecksum(in: body) else {
+                    counters.malformed += 1
+                    return
+                }
+                dispatch(UnsafeRawBufferPointer(body))
+            }
         }
     }
 

@@ -31,6 +31,9 @@ public struct StackCounters: Sendable {
 /// original destination as their local address. Only one TCPStack may exist per process (lwIP's
 /// state is global), and nothing but the owning thread may ever call into it.
 public final class TCPStack {
+    /// Send buffer of each accepted flow: 256 KiB, four times lwIP's compiled-in 64 KiB.
+    static let sendBuffer: UInt32 = 256 * 1024
+
     public weak var delegate: TCPStackDelegate?
     public private(set) var counters = StackCounters()
 
@@ -183,6 +186,7 @@ public final class TCPStack {
         let flow = TCPFlow(key: key, pcb: pcb, stack: self)
         flows[key] = flow
         sluice_tcp_nagle_disable(pcb)
+        sluice_tcp_set_sndbuf(pcb, Self.sendBuffer)
         delegate.stack(self, didAccept: flow)
         return flow
     }

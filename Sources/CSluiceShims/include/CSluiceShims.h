@@ -3,3 +3,4 @@
 #include "sluice_linux.h"
 #include "sluice_tun.h"
 #include "sluice_netlink.h"
+#include "sluice_checksum.h"
