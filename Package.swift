@@ -41,6 +41,7 @@ let package = Package(
         .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceCrypto"]),
         .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost"]),
         .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig"]),
+        .testTarget(name: "SluiceClientTests", dependencies: ["SluiceClient", "SluiceWire", "CSluiceShims"]),
         .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceLoop"]),
     ]
 )

@@ -1,0 +1,123 @@
+import CSluiceShims
+import SluiceWire
+import XCTest
+
+@testable import SluiceClient
+
+/// GSO output toward the TUN: which segments join, and what the kernel is handed.
+final class SegmentCoalescerTests: XCTestCase {
+    let app = SocketEndpoint("198.18.0.1:40000")!
+    let server = SocketEndpoint("10.20.0.2:80")!
+
+    /// An IPv4 TCP segment from `server` to `app` with a valid checksum.
+    func segment(seq: UInt32, payload: [UInt8], flags: TCPFlags = [.ack], from: SocketEndpoint? = nil, ack: UInt32 = 1) -> [UInt8] {
+        let source = from ?? server
+        var packet = [UInt8](repeating: 0, count: 40 + payload.count)
+        packet.withUnsafeMutableBytes { buffer in
+            IPv4Header(source: source.address, destination: app.address, protocol: .tcp, payloadLength: 20 + payload.count).emit(into: buffer)
+            let tcp = UnsafeMutableRawBufferPointer(rebasing: buffer[20...])
+            payload.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: tcp[20...]).copyMemory(from: $0) }
+            TCPHeader(sourcePort: source.port, destinationPort: app.port, sequenceNumber: seq, acknowledgmentNumber: ack,
+                      flags: flags, window: 1000).emit(into: tcp, source: source.address, destination: app.address)
+        }
+        return packet
+    }
+
+    final class Capture {
+        var writes: [[UInt8]] = []
+    }
+
+    func coalescer(_ capture: Capture) -> SegmentCoalescer {
+        let c = SegmentCoalescer { bytes in
+            capture.writes.append(Array(bytes))
+            return true
+        }
+        c.writev = { iov in
+            var joined: [UInt8] = []
+            for v in iov { joined += Array(UnsafeRawBufferPointer(start: v.iov_base, count: v.iov_len)) }
+            capture.writes.append(joined)
+            return true
+        }
+        return c
+    }
+
+    func testFullSizeSegmentsOfOneFlowBecomeOneGSOWrite() throws {
+        let capture = Capture()
+        let c = coalescer(capture)
+        let chunks = (0..<4).map { i in [UInt8](repeating: UInt8(i + 1), count: i == 3 ? 500 : 1460) }
+        var seq: UInt32 = 1000
+        for (i, chunk) in chunks.enumerated() {
+            segment(seq: seq, payload: chunk, flags: i == 3 ? [.ack, .psh] : [.ack], ack: 7 + UInt32(i)).withUnsafeBytes { c.emit($0) }
+            seq &+= UInt32(chunk.count)
+        }
+        XCTAssertTrue(capture.writes.isEmpty, "nothing is written before the flush")
+        c.flush()
+        XCTAssertEqual(capture.writes.count, 1)
+        var write = capture.writes[0]
+        let header = write.withUnsafeBytes { VirtioNetHeader(UnsafeRawBufferPointer(rebasing: $0[0..<10])) }
+        XCTAssertEqual(header.flags, VirtioNetHeader.needsChecksum)
+        XCTAssertEqual(header.gsoType, VirtioNetHeader.gsoTCPv4)
+        XCTAssertEqual(header.gsoSize, 1460)
+        XCTAssertEqual(header.headerLength, 40)
+        XCTAssertEqual(header.checksumStart, 20)
+        XCTAssertEqual(header.checksumOffset, 16)
+        // Completing the partial checksum the way the kernel does yields a valid packet.
+        try write.withUnsafeMutableBytes { raw in
+            let packet = UnsafeMutableRawBufferPointer(rebasing: raw[10...])
+            XCTAssertTrue(header.completeChecksum(in: packet))
+            let summary = try PacketSummary(parsing: UnsafeRawBufferPointer(packet), checks: .all)
+            XCTAssertEqual(summary.length, 40 + 3 * 1460 + 500)
+            XCTAssertTrue(summary.tcpFlags.contains(.psh), "PSH of the last segment is kept")
+            let tcp = try TCPSegment(validating: UnsafeRawBufferPointer(rebasing: packet[20...]))
+            XCTAssertEqual(tcp.sequenceNumber, 1000)
+            XCTAssertEqual(tcp.acknowledgmentNumber, 10, "the newest ACK number")
+            XCTAssertEqual(Array(UnsafeRawBufferPointer(rebasing: packet[40...])), chunks.flatMap { $0 })
+        }
+    }
+
+    func testSegmentsThatMustNotJoinAreWrittenSeparately() throws {
+        let capture = Capture()
+        let c = coalescer(capture)
+        let full = [UInt8](repeating: 9, count: 1460)
+        segment(seq: 1, payload: full).withUnsafeBytes { c.emit($0) }
+        segment(seq: 1461, payload: full, from: SocketEndpoint("10.20.0.3:80")!).withUnsafeBytes { c.emit($0) }  // another flow
+        segment(seq: 5000, payload: full, from: SocketEndpoint("10.20.0.3:80")!).withUnsafeBytes { c.emit($0) }  // a gap
+        segment(seq: 6460, payload: [], flags: [.ack, .fin], from: SocketEndpoint("10.20.0.3:80")!).withUnsafeBytes { c.emit($0) }
+        c.flush()
+        XCTAssertEqual(capture.writes.count, 4)
+        for write in capture.writes {
+            XCTAssertEqual(Array(write[0..<10]), [UInt8](repeating: 0, count: 10), "single packets carry an empty vnet header")
+            let ok = write.withUnsafeBytes { (try? PacketSummary(parsing: UnsafeRawBufferPointer(rebasing: $0[10...]), checks: .all)) != nil }
+            XCTAssertTrue(ok, "single packets are written unchanged, checksums valid")
+        }
+    }
+
+    func testAShortSegmentEndsTheRun() {
+        let capture = Capture()
+        let c = coalescer(capture)
+        segment(seq: 1, payload: [UInt8](repeating: 1, count: 1460)).withUnsafeBytes { c.emit($0) }
+        segment(seq: 1461, payload: [UInt8](repeating: 2, count: 100)).withUnsafeBytes { c.emit($0) }
+        segment(seq: 1561, payload: [UInt8](repeating: 3, count: 1460)).withUnsafeBytes { c.emit($0) }
+        c.flush()
+        XCTAssertEqual(capture.writes.count, 2, "after a short segment the next one starts a new packet")
+        XCTAssertEqual(capture.writes[0].count, 10 + 40 + 1560)
+    }
+
+    func testFastChecksumMatchesLwIPsAlgorithm() {
+        XCTAssertEqual(sluice_checksum_self_test(), 1)
+        var bytes = [UInt8](repeating: 0, count: 70_000)
+        var x: UInt32 = 12345
+        for i in bytes.indices { x = x &* 1_103_515_245 &+ 12345; bytes[i] = UInt8(truncatingIfNeeded: x >> 16) }
+        for length in [0, 1, 2, 3, 7, 8, 9, 31, 32, 33, 1459, 1460, 1461, 65535] {
+            for start in 0..<4 {
+                bytes.withUnsafeBytes {
+                    XCTAssertEqual(lwip_standard_chksum($0.baseAddress! + start, Int32(length)),
+                                   sluice_reference_chksum($0.baseAddress! + start, Int32(length)), "length \(length) start \(start)")
+                    // lwIP returns the sum byte-swapped (lwip_htons); SluiceWire's is the plain big-endian sum.
+                    let wire = Checksum.sum(UnsafeRawBufferPointer(rebasing: $0[start..<start + length]))
+                    XCTAssertEqual(sluice_reference_chksum($0.baseAddress! + start, Int32(length)), wire.byteSwapped)
+                }
+            }
+        }
+    }
+}
