@@ -54,7 +54,7 @@ extension TunnelClient {
             return
         }
         counters.echoReplies += 1
-        output.withUnsafeBytes { writeTUN(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+        output.withUnsafeBytes { writeFragmented(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
     }
 
     /// The resolver a datagram or TCP flow to `destination` goes to instead, when `--dns` is set and
@@ -77,15 +77,23 @@ extension TunnelClient {
             counters.writeFailures += 1
             return
         }
-        output.withUnsafeBytes { raw in
-            let packet = UnsafeRawBufferPointer(rebasing: raw[0..<length])
-            fragmentScratch.withUnsafeMutableBytes { scratch in
-                let mtu = settings.mtu
-                if source.address.isIPv4 {
-                    _ = try? IPv4Fragmenter.fragment(packet, mtu: mtu, scratch: scratch) { writeTUN($0) }
-                } else {
-                    _ = try? IPv6Fragmenter.fragment(packet, mtu: mtu, identification: id, scratch: scratch) { writeTUN($0) }
-                }
+        output.withUnsafeBytes { writeFragmented(UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
+    }
+
+    /// Writes a packet the client synthesised (a UDP reply, an echo reply), as fragments when it is
+    /// larger than the TUN's MTU: as its source, the client may fragment it (IPv6 included).
+    func writeFragmented(_ packet: UnsafeRawBufferPointer) {
+        guard packet.count > settings.mtu else {
+            writeTUN(packet)
+            return
+        }
+        nextFragmentID &+= 1
+        let id = nextFragmentID
+        fragmentScratch.withUnsafeMutableBytes { scratch in
+            if packet.first.map({ $0 >> 4 }) == 4 {
+                _ = try? IPv4Fragmenter.fragment(packet, mtu: settings.mtu, scratch: scratch) { writeTUN($0) }
+            } else {
+                _ = try? IPv6Fragmenter.fragment(packet, mtu: settings.mtu, identification: id, scratch: scratch) { writeTUN($0) }
             }
         }
     }
