@@ -48,6 +48,10 @@ static uint16_t fast_chksum(const void *data, int len) {
     return (uint16_t)acc;
 }
 
+uint16_t sluice_checksum_native(const void *data, int len) {
+    return use_reference ? sluice_reference_chksum(data, len) : fast_chksum(data, len);
+}
+
 uint16_t lwip_standard_chksum(const void *data, int len) {
     return use_reference ? sluice_reference_chksum(data, len) : fast_chksum(data, len);
 }
