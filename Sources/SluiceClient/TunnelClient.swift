@@ -43,9 +43,14 @@ public final class TunnelClient: TCPStackDelegate {
         tun = try TunDevice(name: settings.tunName, options: TunDevice.Options(vnetHeader: settings.tunOffload))
         do {
             if settings.tunOffload { try tun.setOffloads(TunOffload.flags) }
-            routing = try HostRouting(installing: HostRouting.tunnelPlan(
+            var plan = HostRouting.tunnelPlan(
                 interface: tun.name, mtu: settings.mtu, addresses: settings.addresses, routes: settings.routes,
-                table: settings.table, fwmark: settings.fwmark))
+                table: settings.table, fwmark: settings.fwmark)
+            if !settings.dns.isEmpty {
+                // Queries to any address, not only inside the routed prefixes, must reach --dns.
+                plan += HostRouting.dnsCapturePlan(interface: tun.name, dnsTable: settings.table + 1, fwmark: settings.fwmark)
+            }
+            routing = try HostRouting(installing: plan)
             if settings.tunOffload { coalescer = TunOffload.coalescer(for: tun) }
             stack = try TCPStack(mtu: settings.mtu) { [unowned self] packet in self.writeTUN(packet) }
         } catch {

@@ -106,6 +106,30 @@ public final class HostRouting {
         return plan
     }
 
+    /// The changes that send every DNS query of the host (UDP and TCP to port 53, to any address)
+    /// into the TUN, where `--dns` hands it to the configured resolvers: default routes through the
+    /// TUN in `dnsTable`, and per family the rules, in order,
+    /// `fwmark M lookup main` (carrier sockets never enter the tunnel),
+    /// `ipproto udp dport 53 lookup dnsTable` and `ipproto tcp dport 53 lookup dnsTable`,
+    /// just ahead of `rulePriority`. Loopback resolvers (127.0.0.53) stay local: the kernel's
+    /// local table is looked up before any of these.
+    public static func dnsCapturePlan(
+        interface: String, dnsTable: UInt32, fwmark: UInt32 = defaultFwmark, rulePriority: UInt32 = defaultRulePriority
+    ) -> [HostChange] {
+        var plan: [HostChange] = []
+        for family in [PolicyRule.Family.ipv4, .ipv6] {
+            let any = IPPrefix(family == .ipv4 ? "0.0.0.0/0" : "::/0")!
+            plan.append(.route(Route(any, dev: interface, table: dnsTable)))
+            plan.append(.rule(PolicyRule(family: family, priority: rulePriority - 3, table: mainTable, fwmark: fwmark)))
+            plan.append(.rule(PolicyRule(family: family, priority: rulePriority - 2, table: dnsTable, ipProtocol: 17, destinationPort: 53)))
+            plan.append(.rule(PolicyRule(family: family, priority: rulePriority - 1, table: dnsTable, ipProtocol: 6, destinationPort: 53)))
+        }
+        return plan
+    }
+
+    /// The kernel's main routing table (RT_TABLE_MAIN).
+    public static let mainTable: UInt32 = 254
+
     /// Applies one change; `nil` when there was nothing to do (so nothing to undo).
     private func apply(_ change: HostChange) throws(HostError) -> Step? {
         switch change {

@@ -25,14 +25,21 @@ public struct PolicyRule: Hashable, Sendable, CustomStringConvertible {
     public var fwmask: UInt32
     /// Match packets that do NOT match the selector (`FIB_RULE_INVERT`, `ip rule add not ...`).
     public var invert: Bool
+    /// The transport protocol to match (`FRA_IP_PROTO`, `ipproto udp`), or `nil` for any.
+    public var ipProtocol: UInt8?
+    /// The destination port to match (`FRA_DPORT_RANGE` of one port, `dport 53`), or `nil` for any.
+    public var destinationPort: UInt16?
 
-    public init(family: Family, priority: UInt32, table: UInt32, fwmark: UInt32? = nil, fwmask: UInt32 = .max, invert: Bool = false) {
+    public init(family: Family, priority: UInt32, table: UInt32, fwmark: UInt32? = nil, fwmask: UInt32 = .max, invert: Bool = false,
+                ipProtocol: UInt8? = nil, destinationPort: UInt16? = nil) {
         self.family = family
         self.priority = priority
         self.table = table
         self.fwmark = fwmark
         self.fwmask = fwmask
         self.invert = invert
+        self.ipProtocol = ipProtocol
+        self.destinationPort = destinationPort
     }
 
     /// `IPv4 rule 21324: not fwmark 0x534c lookup 21324`.
@@ -41,6 +48,8 @@ public struct PolicyRule: Hashable, Sendable, CustomStringConvertible {
         if let fwmark {
             selector = "fwmark 0x\(String(fwmark, radix: 16))" + (fwmask == .max ? "" : "/0x\(String(fwmask, radix: 16))")
         }
+        if let ipProtocol { selector += " ipproto \(ipProtocol == 17 ? "udp" : ipProtocol == 6 ? "tcp" : String(ipProtocol))" }
+        if let destinationPort { selector += " dport \(destinationPort)" }
         return "\(family) rule \(priority): \(invert ? "not " : "")\(selector) lookup \(table)"
     }
 }
@@ -58,7 +67,8 @@ extension NetlinkSocket {
     /// remove a look-alike someone else added.
     public func delete(_ rule: PolicyRule) throws(HostError) {
         let operation = "delete \(rule)"
-        let present = try rules(family: rule.family).filter { $0.priority == rule.priority && $0.table == rule.table && $0.fwmark == rule.fwmark && $0.fwmask == rule.fwmask }
+        let present = try rules(family: rule.family).filter { $0.priority == rule.priority && $0.table == rule.table && $0.fwmark == rule.fwmark && $0.fwmask == rule.fwmask
+            && $0.ipProtocol == rule.ipProtocol && $0.destinationPort == rule.destinationPort }
         guard present.contains(rule) else {
             throw .netlinkRequest(operation: operation, errno: ENOENT, kernelMessage: nil)
         }
@@ -79,7 +89,13 @@ extension NetlinkSocket {
                 family: family, priority: attributes.uint32(FRA_PRIORITY) ?? 0,
                 table: attributes.uint32(FRA_TABLE) ?? UInt32(header.table),
                 fwmark: fwmark, fwmask: fwmark == nil ? .max : attributes.uint32(FRA_FWMASK) ?? .max,
-                invert: header.flags & UInt32(FIB_RULE_INVERT) != 0)
+                invert: header.flags & UInt32(FIB_RULE_INVERT) != 0,
+                ipProtocol: attributes[FRA_IP_PROTO]?.first,
+                destinationPort: attributes[FRA_DPORT_RANGE].flatMap { range in
+                    // struct fib_rule_port_range { __u16 start, end; } in host order; one port only.
+                    range.count >= 4 && range[0] == range[2] && range[1] == range[3]
+                        ? range.withUnsafeBytes { $0.loadUnaligned(as: UInt16.self) } : nil
+                })
         }
     }
 
@@ -123,6 +139,10 @@ extension NetlinkSocket {
         if let fwmark = rule.fwmark {
             message.append(FRA_FWMARK, uint32: fwmark)
             message.append(FRA_FWMASK, uint32: rule.fwmask)
+        }
+        if let ipProtocol = rule.ipProtocol { message.append(FRA_IP_PROTO, bytes: [ipProtocol]) }
+        if let port = rule.destinationPort {
+            message.append(FRA_DPORT_RANGE, bytes: withUnsafeBytes(of: port) { Array($0) } + withUnsafeBytes(of: port) { Array($0) })
         }
         return message
     }
