@@ -13,6 +13,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import netns
+import udpecho
 from netns import Topology
 
 HERE = Path(__file__).resolve().parent
@@ -237,6 +239,27 @@ def start_servers(runner: Runner, topo: Topology, pregen_mib: int = 64) -> Serve
     if not proc.alive():
         raise RuntimeError(f"servers.py exited {proc.popen.returncode}:\n{tail(proc.log)}")
     return Servers(proc, log)
+
+
+# -- UDP: an application's socket and one echo exchange ---------------------------------------------
+
+def app_udp_socket(topo: Topology, family: str, timeout: float = 3.0) -> socket.socket:
+    """An application's UDP socket in the client namespace, bound to an ephemeral port."""
+    s = topo.socket(topo.client, socket.AF_INET6 if family == "ipv6" else socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("::" if family == "ipv6" else "0.0.0.0", 0))
+    s.settimeout(timeout)
+    return s
+
+
+def udp_echo(s: socket.socket, server: tuple, payload: bytes = b"hello") -> tuple[str, int]:
+    """One "E" exchange with servers.py's UDP echo; checks the reply's source and payload and returns
+    the endpoint (address, port) the server saw."""
+    s.sendto(b"E" + payload, server)
+    data, src = s.recvfrom(65535)
+    assert (udpecho.plain(src[0]), src[1]) == server, f"reply came from {src[:2]}, not from {server}"
+    peer, port, echoed = udpecho.parse_echo_reply(data)
+    assert echoed == payload, "the echo differs from the request"
+    return peer, port
 
 
 # -- DNS: dnsmasq in the server namespace, dig in the client namespace --------------------------------

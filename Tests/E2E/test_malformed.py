@@ -15,7 +15,6 @@ import pytest
 import content
 import harness as h
 import netns
-from test_udp import app_socket, echo
 
 
 @pytest.mark.sluice
@@ -36,9 +35,9 @@ def test_malformed_packets_from_the_tun_are_dropped(make_tunnel, dns_server):
     assert r.ok, f"a download after the malformed packets failed ({r.returncode}): {r.stderr}; seed {sent['seed']}"
     assert hashlib.sha256(out.read_bytes()).hexdigest() == content.sha256(size)
     for family in ("ipv4", "ipv6"):
-        app = app_socket(t, family)
+        app = h.app_udp_socket(t.topo, family)
         try:
-            assert echo(app, (t.topo.server_addr(family), h.UDP_PORT))[0] == t.topo.expected_peer(family)
+            assert h.udp_echo(app, (t.topo.server_addr(family), h.UDP_PORT))[0] == t.topo.expected_peer(family)
         finally:
             app.close()
     t.check_alive()
