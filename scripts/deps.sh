@@ -12,6 +12,10 @@ packages=(
     liblwip-dev libsodium-dev pkg-config
     # End-to-end tests, demo and benchmarks: namespaces and routes, real clients, capabilities.
     iproute2 curl iperf3 util-linux libcap2-bin procps nftables
+    # UDP, DNS and ICMP tests: dig (bind9-dnsutils; "dnsutils" is only its transitional name), ping,
+    # and dnsmasq as the DNS server. dnsmasq-base is the binary alone: the "dnsmasq" package would
+    # also start a system-wide service on port 53.
+    bind9-dnsutils iputils-ping dnsmasq-base
     # The pytest suite and the independent X25519 check of `sluice pubkey`.
     python3 python3-pytest python3-cryptography
     make

@@ -126,8 +126,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if RESULTS:
         terminalreporter.section(f"throughput ({mode} mode)")
         for r in RESULTS:
+            more = "".join(f"  {k} {v}" for k, v in r.get("extra", {}).items())
             terminalreporter.write_line(
-                f"{r['name']:<52} {r['bytes'] / 2**20:8.1f} MiB {r['seconds']:7.2f} s {r['gbps']:7.3f} Gbit/s")
+                f"{r['name']:<52} {r['bytes'] / 2**20:8.1f} MiB {r['seconds']:7.2f} s {r['gbps']:7.3f} Gbit/s{more}")
         path = os.environ.get("SLUICE_E2E_RESULTS")
         if path:
             with open(path, "w") as f:
@@ -138,10 +139,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_line(leaks)
 
 
-def record_throughput(name: str, nbytes: int, seconds: float) -> float:
+def record_throughput(name: str, nbytes: int, seconds: float, **extra) -> float:
+    """Records a figure for the summary table (and SLUICE_E2E_RESULTS); `extra` (e.g. loss_percent)
+    is shown after it."""
     gbps = nbytes * 8 / seconds / 1e9 if seconds > 0 else float("inf")
-    RESULTS.append({"name": name, "bytes": nbytes, "seconds": seconds, "gbps": gbps})
-    print(f"{name}: {nbytes} bytes in {seconds:.3f} s = {gbps:.3f} Gbit/s")
+    entry = {"name": name, "bytes": nbytes, "seconds": seconds, "gbps": gbps}
+    if extra:
+        entry["extra"] = extra
+    RESULTS.append(entry)
+    more = "".join(f", {k} {v}" for k, v in extra.items())
+    print(f"{name}: {nbytes} bytes in {seconds:.3f} s = {gbps:.3f} Gbit/s{more}")
     return gbps
 
 
@@ -185,6 +192,12 @@ def topology(request, mode, runner):
 @pytest.fixture
 def servers(runner, topology) -> h.Servers:
     return h.start_servers(runner, topology)
+
+
+@pytest.fixture
+def dns_server(runner, topology) -> h.DnsServer:
+    """dnsmasq on the server's addresses (harness.start_dns), stopped with the test's processes."""
+    return h.start_dns(runner, topology)
 
 
 @dataclass

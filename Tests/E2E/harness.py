@@ -8,9 +8,12 @@ Every long-running process is a `Proc`: started by us, logged to a file, stopped
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+import netns
+import udpecho
 from netns import Topology
 
 HERE = Path(__file__).resolve().parent
@@ -31,6 +36,8 @@ RELAY_PORT = 7000
 PROXY_PORT = 7001
 HTTP_PORT = 8080
 TCP_PORT = 9000
+UDP_PORT = 9001  # servers.py's UDP echo, on each server address
+IPERF_PORT = 5201
 CLOSED_PORT = 9  # nothing listens there in the server namespace
 CLIENT_ADDRESSES = ["198.18.0.1/30", "fd53::1/126"]
 CLIENT_ROUTES = ["10.20.0.0/24", "fd20::/64"]
@@ -211,6 +218,7 @@ class Servers:
     log: Path
     http_port: int = HTTP_PORT
     tcp_port: int = TCP_PORT
+    udp_port: int = UDP_PORT
 
     def events(self) -> list[dict]:
         try:
@@ -223,12 +231,117 @@ def start_servers(runner: Runner, topo: Topology, pregen_mib: int = 64) -> Serve
     log = runner.workdir / "server-events.jsonl"
     ready = runner.workdir / "servers-ready.json"
     proc = runner.start("servers", [PY, str(HERE / "servers.py"), "--http-port", str(HTTP_PORT),
-                                    "--tcp-port", str(TCP_PORT), "--log", str(log), "--ready-file", str(ready),
+                                    "--tcp-port", str(TCP_PORT), "--udp-port", str(UDP_PORT),
+                                    "--udp-bind", netns.SERVER_V4, "--udp-bind", netns.SERVER_V6,
+                                    "--log", str(log), "--ready-file", str(ready),
                                     "--pregen-mib", str(pregen_mib)], ns=topo.server)
     wait_for(lambda: ready.exists() or not proc.alive(), 30, what="the test servers to listen")
     if not proc.alive():
         raise RuntimeError(f"servers.py exited {proc.popen.returncode}:\n{tail(proc.log)}")
     return Servers(proc, log)
+
+
+# -- UDP: an application's socket and one echo exchange ---------------------------------------------
+
+def app_udp_socket(topo: Topology, family: str, timeout: float = 3.0) -> socket.socket:
+    """An application's UDP socket in the client namespace, bound to an ephemeral port."""
+    s = topo.socket(topo.client, socket.AF_INET6 if family == "ipv6" else socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("::" if family == "ipv6" else "0.0.0.0", 0))
+    s.settimeout(timeout)
+    return s
+
+
+def udp_echo(s: socket.socket, server: tuple, payload: bytes = b"hello") -> tuple[str, int]:
+    """One "E" exchange with servers.py's UDP echo; checks the reply's source and payload and returns
+    the endpoint (address, port) the server saw."""
+    s.sendto(b"E" + payload, server)
+    data, src = s.recvfrom(65535)
+    assert (udpecho.plain(src[0]), src[1]) == server, f"reply came from {src[:2]}, not from {server}"
+    peer, port, echoed = udpecho.parse_echo_reply(data)
+    assert echoed == payload, "the echo differs from the request"
+    return peer, port
+
+
+# -- DNS: dnsmasq in the server namespace, dig in the client namespace --------------------------------
+
+DNS_ZONE = "any.sluice.test"  # every name under it has the two addresses below (names can be unique)
+DNS_A, DNS_AAAA = "10.20.0.42", "fd20::42"
+DNS_BIG = "big.sluice.test"  # a TXT record too large for one UDP answer (dnsmasq's limit: 1232 bytes)
+
+
+def dns_big_txt() -> list[str]:
+    """The strings of DNS_BIG's TXT record: 12 × 250 characters, about 3 KB in all."""
+    return [f"{i:02d}" + (hashlib.sha256(f"sluice {i}".encode()).hexdigest() * 4)[:248] for i in range(12)]
+
+
+@dataclass
+class DnsServer:
+    proc: Proc
+    log: Path
+
+    def queries(self) -> list[dict]:
+        """Each query dnsmasq logged: {"type", "name", "source"} (the source address it came from)."""
+        pat = re.compile(r"query\[(\w+)\] (\S+) from (\S+)")
+        try:
+            text = self.log.read_text(errors="replace")
+        except FileNotFoundError:
+            return []
+        return [{"type": m[1], "name": m[2], "source": m[3]} for m in pat.finditer(text)]
+
+    def wait_query(self, name: str, count: int = 1, timeout: float = 5) -> list[dict]:
+        """The logged queries for `name`, once there are at least `count`."""
+        def logged():
+            found = [q for q in self.queries() if q["name"] == name]
+            return found if len(found) >= count else None
+
+        return wait_for(logged, timeout, what=f"dnsmasq to log {count} query(s) for {name}")
+
+
+def start_dns(runner: Runner, topo: Topology) -> DnsServer:
+    """dnsmasq on the server's two addresses, port 53 UDP and TCP, with no upstream and no hosts
+    file: it knows only DNS_ZONE (A and AAAA for every name in it) and DNS_BIG (TXT), and logs every
+    query with its source to its log (stderr)."""
+    argv = ["dnsmasq", "--keep-in-foreground", "--log-facility=-", "--log-queries", "--no-resolv",
+            "--no-hosts", "--conf-file=/dev/null", "--bind-interfaces", "--user=root",
+            f"--pid-file={runner.workdir / 'dnsmasq.pid'}",
+            f"--listen-address={netns.SERVER_V4}", f"--listen-address={netns.SERVER_V6}",
+            f"--address=/{DNS_ZONE}/{DNS_A}", f"--address=/{DNS_ZONE}/{DNS_AAAA}",
+            f"--txt-record={DNS_BIG}," + ",".join(dns_big_txt())]
+    proc = runner.start("dnsmasq", argv, ns=topo.server)
+
+    def listening() -> bool:
+        if not proc.alive():
+            raise RuntimeError(f"dnsmasq exited {proc.popen.returncode}:\n{tail(proc.log)}")
+        out = topo.exec(topo.server, ["ss", "-Htuln", "sport = :53"], timeout=5).stdout
+        return len(out.strip().splitlines()) >= 4  # UDP and TCP, on both addresses
+
+    wait_for(listening, 10, what="dnsmasq to listen on port 53")
+    return DnsServer(proc, proc.log)
+
+
+def dig(topo: Topology, server: str, name: str, qtype: str = "A", *opts: str,
+        timeout: float = 20) -> subprocess.CompletedProcess:
+    """dig in the client namespace: one try (so a lost datagram shows), `+short` answers one per line."""
+    argv = ["dig", f"@{server}", name, qtype, "+short", "+time=3", "+tries=1", *opts]
+    try:
+        return topo.exec(topo.client, argv, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(argv, None, "", "dig did not finish (killed)")
+
+
+# -- iperf3 ----------------------------------------------------------------------------------------
+
+def start_iperf3_server(runner: Runner, topo: Topology, bind: str, port: int = IPERF_PORT) -> Proc:
+    """A one-shot iperf3 server bound to `bind`: bound, so its UDP replies leave from that address."""
+    proc = runner.start("iperf3-server", ["iperf3", "-s", "-1", "-B", bind, "-p", str(port)], ns=topo.server)
+
+    def listening() -> bool:
+        if not proc.alive():
+            raise RuntimeError(f"iperf3 -s exited {proc.popen.returncode}:\n{tail(proc.log)}")
+        return bool(topo.exec(topo.server, ["ss", "-Htln", f"sport = :{port}"], timeout=5).stdout.strip())
+
+    wait_for(listening, 10, what="iperf3 to listen")
+    return proc
 
 
 @dataclass

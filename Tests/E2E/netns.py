@@ -3,8 +3,11 @@
     client ns                  relay ns                          server ns
     to-relay 10.10.0.1/24  ── to-client 10.10.0.2/24
              fd10::1/64                 fd10::2/64
-                               to-server 10.20.0.1/24  ──  to-relay 10.20.0.2/24
-                                         fd20::1/64                 fd20::2/64
+                               to-server 10.20.0.1/24  ──  to-relay 10.20.0.2/24, 10.20.0.3/24
+                                         fd20::1/64                 fd20::2/64, fd20::3/64
+
+The server's second address (10.20.0.3 / fd20::3) is a second sender for the UDP tests: a datagram
+from it to the relay-side endpoint that a first server saw shows endpoint-independent mapping.
 
 Two modes:
 - "sluice": the relay namespace does NOT forward (ip_forward 0) and the client has no route to
@@ -43,6 +46,7 @@ CLIENT_V4, CLIENT_V6 = "10.10.0.1", "fd10::1"
 RELAY_CLIENT_SIDE_V4, RELAY_CLIENT_SIDE_V6 = "10.10.0.2", "fd10::2"
 RELAY_SERVER_SIDE_V4, RELAY_SERVER_SIDE_V6 = "10.20.0.1", "fd20::1"
 SERVER_V4, SERVER_V6 = "10.20.0.2", "fd20::2"
+SERVER2_V4, SERVER2_V6 = "10.20.0.3", "fd20::3"  # a second sender in the server namespace
 SERVER_NET_V4, SERVER_NET_V6 = "10.20.0.0/24", "fd20::/64"
 CLIENT_NET_V4, CLIENT_NET_V6 = "10.10.0.0/24", "fd10::/64"
 
@@ -175,6 +179,9 @@ class Topology:
     def server_addr(self, family: str = "ipv4") -> str:
         return SERVER_V6 if family == "ipv6" else SERVER_V4
 
+    def server2_addr(self, family: str = "ipv4") -> str:
+        return SERVER2_V6 if family == "ipv6" else SERVER2_V4
+
     def expected_peer(self, family: str = "ipv4") -> str:
         """The source address the server sees for the client's traffic."""
         if self.mode == "sluice":
@@ -219,6 +226,8 @@ class Topology:
             run(["ip", "-n", ns, "addr", "add", f"{v4}/24", "dev", dev])
             run(["ip", "-n", ns, "addr", "add", f"{v6}/64", "dev", dev, "nodad"])
             run(["ip", "-n", ns, "link", "set", dev, "up"])
+        run(["ip", "-n", self.server, "addr", "add", f"{SERVER2_V4}/24", "dev", "to-relay"])
+        run(["ip", "-n", self.server, "addr", "add", f"{SERVER2_V6}/64", "dev", "to-relay", "nodad"])
         self._wait_links_ready()
         forward = "1" if self.mode == "kernel" else "0"
         self.sysctl(self.relay, "net.ipv4.ip_forward", forward)

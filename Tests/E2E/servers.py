@@ -1,9 +1,10 @@
-"""The test servers, run in the server namespace: one HTTP server and one raw TCP server.
+"""The test servers, run in the server namespace: an HTTP server, a raw TCP server, a UDP echo server.
 
     ip netns exec SERVER python3 servers.py --http-port 8080 --tcp-port 9000 \
+        --udp-port 9001 --udp-bind 10.20.0.2 --udp-bind fd20::2 \
         --log peers.jsonl --ready-file ready.json [--pregen-mib 64]
 
-Both listen on [::] dual-stack. Every request/connection is appended to the --log file as one JSON
+HTTP and TCP listen on [::] dual-stack. Every request/connection is appended to the --log file as one JSON
 line with the peer address (IPv4-mapped addresses shown as plain IPv4), so a test can assert that the
 server saw the relay's address.
 
@@ -17,6 +18,10 @@ Raw TCP, the first byte picks the mode:
                            size), then send a trailer: sha256 of what arrived (32) + verdict (1 = ok)
   b"I"                     interactive echo until EOF (an idle flow that can be probed at any time)
   b"F" u64 limit           firehose: send up to `limit` bytes of content, never read
+
+UDP echo (udpecho.py has the format): one socket per --udp-bind address, so that every reply leaves
+from the address its request was sent to (an unbound socket would let the kernel pick a source, and
+the server namespace has two addresses per family).
 
 SIGUSR1 appends the progress of every open raw TCP connection to the log ({"inflight": true, ...}).
 """
@@ -38,6 +43,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import content  # noqa: E402
+import udpecho  # noqa: E402
 
 _log_lock = threading.Lock()
 _log_path: str | None = None
@@ -268,11 +274,47 @@ async def tcp_main(port: int, started: threading.Event) -> None:
         await server.serve_forever()
 
 
+def udp_serve(sock: socket.socket) -> None:
+    """Answers the UDP echo protocol on one bound socket, forever (a daemon thread)."""
+    while True:
+        try:
+            data, src = sock.recvfrom(65535)
+        except OSError:
+            continue  # e.g. ECONNREFUSED queued by an ICMP error for an earlier reply
+        addr, port = plain(src[0]), src[1]
+        try:
+            if data[:1] == b"E":
+                sock.sendto(udpecho.echo_reply(data, addr, port), src)
+            elif data[:1] == b"R":
+                sock.sendto(data, src)
+                log(proto="udp", mode="R", peer=addr, port=port, bytes=len(data),
+                    sha256=hashlib.sha256(data).hexdigest())
+            elif not data:
+                sock.sendto(b"", src)
+                log(proto="udp", mode="0", peer=addr, port=port, bytes=0)
+            else:
+                log(proto="udp", mode=data[:1].decode(errors="replace"), peer=addr, port=port,
+                    error="unknown mode")
+        except OSError as e:
+            log(proto="udp", peer=addr, port=port, error=repr(e))
+
+
+def udp_socket(addr: str, port: int) -> socket.socket:
+    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    sock = socket.socket(fam, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+    sock.bind((addr, port))
+    return sock
+
+
 def main() -> int:
     global _log_path
     ap = argparse.ArgumentParser()
     ap.add_argument("--http-port", type=int, default=8080)
     ap.add_argument("--tcp-port", type=int, default=9000)
+    ap.add_argument("--udp-port", type=int, default=9001)
+    ap.add_argument("--udp-bind", action="append", default=[], help="an address for the UDP echo (repeatable)")
     ap.add_argument("--log", required=True)
     ap.add_argument("--ready-file", required=True)
     ap.add_argument("--pregen-mib", type=int, default=64, help="content blocks to generate before serving")
@@ -291,6 +333,9 @@ def main() -> int:
     if not started.wait(10):
         print("tcp server did not start", file=sys.stderr)
         return 1
+    for addr in args.udp_bind:
+        threading.Thread(target=udp_serve, args=(udp_socket(addr, args.udp_port),), name=f"udp-{addr}",
+                         daemon=True).start()
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -298,7 +343,7 @@ def main() -> int:
     signal.signal(signal.SIGUSR1, lambda *_: dump_inflight())
     tmp = args.ready_file + ".tmp"
     with open(tmp, "w") as f:
-        json.dump({"pid": os.getpid(), "http": args.http_port, "tcp": args.tcp_port}, f)
+        json.dump({"pid": os.getpid(), "http": args.http_port, "tcp": args.tcp_port, "udp": args.udp_port}, f)
     os.replace(tmp, args.ready_file)
     while not stop.wait(0.5):
         pass

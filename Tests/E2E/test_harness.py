@@ -1,10 +1,12 @@
 """Checks of the harness itself: they hold in both modes and need no sluice binary.
 
 They guard the premises the Sluice tests rest on: in sluice mode the client cannot reach the server
-except through a tunnel, and the counting proxy counts exactly.
+except through a tunnel, the counting proxy counts exactly, and packets injected with rawpackets.py
+reach a TUN device's reader unchanged.
 """
 
 import errno
+import json
 import socket
 import time
 
@@ -64,3 +66,15 @@ def test_counting_proxy_counts_and_captures(topology, servers, runner):
     assert (conn["c2s"], conn["s2c"]) == (len(payload), len(payload) - 1)
     assert bytes.fromhex(conn["first_c2s"]) == payload[:125]
     assert conn["closed_by"] == "client"
+
+
+def test_raw_packets_reach_a_tun_reader_unchanged(topology):
+    """rawpackets.py self-test, in the client namespace: its own TUN device reads back every packet
+    of the corpus byte for byte, and the kernel accepts well-formed packets from the same builders."""
+    cp = topology.exec(topology.client, [h.PY, str(h.HERE / "rawpackets.py"), "self-test", "--dev", "e2etun0"],
+                       timeout=30)
+    assert cp.returncode == 0, f"rawpackets.py self-test failed: {cp.stderr[-2000:]}"
+    res = json.loads(cp.stdout)
+    assert res["errors"] == {} and res["sent"] == res["packets"], res
+    assert res["missing"] == [], f"packets that did not reach the reader: {res['missing']}"
+    assert all(res["builders_accepted"].values()), f"the kernel refused well-formed packets: {res['builders_accepted']}"

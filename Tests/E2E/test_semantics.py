@@ -100,6 +100,7 @@ def test_reset_by_the_application_reaches_the_server(make_tunnel):
     assert server_event(t, "W")["end"] == "reset", "the server saw an orderly close, not a reset"
 
 
+@pytest.mark.sluice
 def test_relay_stream_cap_refuses_new_streams(make_tunnel):
     """With --max-streams 3 the fourth concurrent connection is refused (ECONNREFUSED) and the
     relay logs why; once one closes, a new connection works again."""
