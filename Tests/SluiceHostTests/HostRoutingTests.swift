@@ -60,6 +60,30 @@ final class HostRoutingTests: NamespacedTestCase {
         XCTAssertEqual(routing.undo(), [], "a second undo has nothing left to do")
     }
 
+    /// --dns: port-53 traffic to any address goes into the TUN; marked carrier sockets to main.
+    func testDNSCapturePlanInstallsPortRulesAndUndoesThem() throws {
+        try addBystanders()
+        let tun = try TunDevice(name: "slhr3")
+        let changes = plan(tun.name, routes: ["10.20.0.0/24"]) + HostRouting.dnsCapturePlan(interface: tun.name, dnsTable: table + 1)
+        let routing = try HostRouting(installing: changes)
+        addTeardownBlock { routing.undo() }
+        for family in ["-4", "-6"] {
+            let rules = try IPTool.rules(family)
+            XCTAssertTrue(rules.contains("21321: fwmark 0x534c lookup main"), "\(family): \(rules)")
+            XCTAssertTrue(rules.contains("21322: ipproto udp dport 53 lookup 21325"), "\(family): \(rules)")
+            XCTAssertTrue(rules.contains("21323: ipproto tcp dport 53 lookup 21325"), "\(family): \(rules)")
+        }
+        XCTAssertEqual(try IPTool.routes("-4", table: table + 1), ["default dev slhr3"])
+        XCTAssertEqual(try IPTool.routes("-6", table: table + 1), ["default dev slhr3"])
+        // The kernel really routes by them: DNS to an address outside the routes goes to the TUN.
+        let viaTun = try IPTool.run("route", "get", "192.0.2.53", "ipproto", "udp", "dport", "53")
+        XCTAssertTrue(viaTun.contains("dev slhr3"), viaTun)
+
+        XCTAssertEqual(routing.undo(), [])
+        XCTAssertEqual(try IPTool.routes("-4", table: table + 1), [])
+        try assertBystandersIntact()
+    }
+
     func testFailingStepRollsBackEverythingBefore() throws {
         try addBystanders()
         let tun = try TunDevice(name: "slhr1")

@@ -72,6 +72,8 @@ enum IPTool {
             var text = "\(rule["priority"] as? Int ?? -1): "
             if rule["not"] != nil { text += "not " }
             if let mark = rule["fwmark"] as? String { text += "fwmark \(mark) " }
+            if let proto = rule["ipproto"] { text += "ipproto \(proto) " }
+            if let port = rule["dport"] { text += "dport \(port) " }
             let table = rule["table"].map { "\($0)" } ?? "?"
             return text + "lookup \(table)"
         }
