@@ -87,6 +87,12 @@ enum Commands {
         try client.run()
     }
 
+    /// `sluice down`: stops a tunnel and removes what it installed (see HostState).
+    static func down(_ config: DownConfig) throws {
+        applyLogLevel(config.logLevel)
+        throw CommandFailure(message: "sluice down: not available yet in this build", exitCode: 1)
+    }
+
     private static func milliseconds(_ d: Duration) -> UInt64 {
         UInt64(d.components.seconds) * 1000 + UInt64(d.components.attoseconds / 1_000_000_000_000_000)
     }
