@@ -18,7 +18,7 @@ public final class TunnelClient: TCPStackDelegate {
     let settings: ClientSettings
     let loop: EventLoop
     let tun: TunDevice
-    private var routing: HostRouting?
+    private var host: HostSetup?
     private(set) var stack: TCPStack!
     private(set) var pool: CarrierPool!
     private(set) var udp: UDPForwarder!
@@ -31,15 +31,21 @@ public final class TunnelClient: TCPStackDelegate {
     private var packet = [UInt8](repeating: 0, count: 65536)
     private var signalFD: Int32 = -1
 
-    /// Opens the TUN and installs addresses, routes and rules. On failure nothing stays installed.
+    /// Cleans up after a crashed `up` of the same tunnel, opens the TUN and installs addresses,
+    /// routes, rules, firewall and resolver (`HostSetup`). On failure nothing stays installed.
     public init(settings: ClientSettings) throws {
         self.settings = settings
         loop = try EventLoop()
-        tun = try TunDevice(name: settings.tunName)
+        let host = try HostSetup(tun: settings.tunName)
+        self.host = host
         do {
-            routing = try HostRouting(installing: HostRouting.tunnelPlan(
-                interface: tun.name, mtu: settings.mtu, addresses: settings.addresses, routes: settings.routes,
-                table: settings.table, fwmark: settings.fwmark))
+            tun = try TunDevice(name: settings.tunName)
+        } catch {
+            host.teardown()
+            throw error
+        }
+        do {
+            try host.install(settings: settings, interface: tun.name)
             let tun = self.tun
             stack = try TCPStack(mtu: settings.mtu) { packet in _ = try? tun.write(packet) }
         } catch {
@@ -67,7 +73,10 @@ public final class TunnelClient: TCPStackDelegate {
             self.stack.runTimers()
             self.stack.flushOutput()
         }
-        Log.info("tunnel \(tun.name) up: \(settings.addresses.map(\.description).joined(separator: ", ")); routes \(settings.routes.map(\.description).joined(separator: ", ")); relay \(settings.relay)", "client")
+        var routed = settings.routes.map(\.description)
+        if settings.routeAll { routed.insert("all (--route-all)", at: 0) }
+        let guards = (settings.killSwitch ? "; kill switch on" : "") + (settings.blockIPv6 ? "; IPv6 blocked" : "")
+        Log.info("tunnel \(tun.name) up: \(settings.addresses.map(\.description).joined(separator: ", ")); routes \(routed.joined(separator: ", ")); relay \(settings.relay)\(guards)", "client")
         pool.start()
         loop.run()
         shutdown()
@@ -84,12 +93,12 @@ public final class TunnelClient: TCPStackDelegate {
             close(signalFD)
         }
         teardownHost()
-        Log.info("tunnel \(tun.name) down; routes and rules removed", "client")
+        Log.info("tunnel \(tun.name) down; everything it installed is removed", "client")
     }
 
     private func teardownHost() {
-        for failure in routing?.undo() ?? [] { Log.warning("cleanup: \(failure)", "client") }
-        routing = nil
+        host?.teardown()
+        host = nil
     }
 
     private func readTUN() {
