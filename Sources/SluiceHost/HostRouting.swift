@@ -28,11 +28,10 @@ public final class HostRouting {
 
     private let netlink: NetlinkSocket
     private var nftables: NFTables?
-    private var steps: [HostStep] = [] {
-        didSet { journal?(steps) }
-    }
+    private var steps: [HostStep] = []
     /// Called with the steps still installed each time they change (after each install and undo
-    /// step), so the state file always lists what is on the host.
+    /// step), so the state file always lists what is on the host. (Called explicitly: property
+    /// observers do not run inside an initializer, where installing happens.)
     private let journal: (([HostStep]) -> Void)?
 
     /// The steps that took effect and are not yet undone, in installation order.
@@ -49,6 +48,7 @@ public final class HostRouting {
             do {
                 if let step = try apply(change) {
                     steps.append(step)
+                    journal?(steps)
                     Log.debug("\(change)", "host")
                 }
             } catch {
@@ -73,6 +73,7 @@ public final class HostRouting {
     public func undo() -> [HostError] {
         var failures: [HostError] = []
         while let step = steps.popLast() {
+            defer { journal?(steps) }
             do {
                 try revert(step)
                 Log.debug("undid: \(step)", "host")

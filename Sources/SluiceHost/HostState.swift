@@ -117,10 +117,11 @@ public struct HostState: Codable, Equatable, Sendable {
 
     // MARK: ownership
 
-    /// Whether the process that wrote the record still runs (same pid and start time).
+    /// Whether the process that wrote the record still runs (same pid and start time; a zombie,
+    /// exited but not yet reaped by its parent, counts as gone).
     public var ownerIsAlive: Bool {
-        guard kill(pid, 0) == 0 || errno == EPERM else { return false }
-        return Self.processStartTime(pid) == processStart
+        guard kill(pid, 0) == 0 || errno == EPERM, let stat = Self.processStat(pid) else { return false }
+        return stat.state != "Z" && stat.start == processStart
     }
 
     /// "network" or "mount" when this process is in another namespace than the record's owner was.
@@ -150,13 +151,17 @@ public struct HostState: Codable, Equatable, Sendable {
 
     // MARK: /proc
 
-    static func processStartTime(_ pid: Int32) -> UInt64? {
+    static func processStartTime(_ pid: Int32) -> UInt64? { processStat(pid)?.start }
+
+    /// The state letter (field 3: R, S, Z...) and start time (field 22) of `/proc/PID/stat`.
+    static func processStat(_ pid: Int32) -> (state: Character, start: UInt64)? {
         guard let bytes = try? FileIO.read("/proc/\(pid)/stat") else { return nil }
         let text = String(decoding: bytes, as: UTF8.self)
         // The command name (field 2) is in parentheses and may hold spaces; fields after it are plain.
         guard let close = text.lastIndex(of: ")") else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ")
-        return fields.count > 19 ? UInt64(fields[19]) : nil
+        guard fields.count > 19, let state = fields[0].first, let start = UInt64(fields[19]) else { return nil }
+        return (state, start)
     }
 
     static func namespaceInode(_ kind: String) -> UInt64 {

@@ -55,7 +55,8 @@ public struct PolicyRule: Hashable, Sendable, CustomStringConvertible {
         }
         let selector = selectors.isEmpty ? "from all" : selectors.joined(separator: " ")
         let suppress = suppressPrefixLength.map { " suppress_prefixlength \($0)" } ?? ""
-        return "\(family) rule \(priority): \(invert ? "not " : "")\(selector) lookup \(table)\(suppress)"
+        let tableName = table == 254 ? "main" : String(table)
+        return "\(family) rule \(priority): \(invert ? "not " : "")\(selector) lookup \(tableName)\(suppress)"
     }
 }
 
