@@ -97,6 +97,8 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
         case .nftables(let operation, let message):
             let lower = message.lowercased()
             let hint = lower.contains("not permitted") ? " — run as root or grant CAP_NET_ADMIN"
+                : lower.contains("file exists") && operation.contains("table")
+                ? " — another sluice up is running, or a crashed one left the table without its record; check `nft list tables`"
                 : lower.contains("no such file") || lower.contains("not supported")
                 ? " — this kernel may lack nftables (nf_tables, nft_reject_inet, nft_counter); try `modprobe nf_tables`" : ""
             return "\(operation) (nftables): \(message)" + hint

@@ -2,12 +2,14 @@ import Glibc
 import SluiceLog
 import SluiceWire
 
-/// A transaction over the host's routing configuration: installs a list of `HostChange`s in order,
-/// remembers each step that took effect, and `undo()` reverts exactly those, newest first.
+/// A transaction over the host's network configuration: installs a list of `HostChange`s in order
+/// (link, addresses, routes and rules through rtnetlink; Sluice's nftables table through
+/// libnftables; the resolver file), remembers each step that took effect (`HostStep`), and `undo()`
+/// reverts exactly those, newest first.
 ///
 /// What it did not do it never reverts: a link that was already up stays up, an MTU that already
-/// had the value is left alone, and an address, route or rule that existed already makes the
-/// install fail (`EEXIST`) rather than be adopted. If a step fails, everything installed so far is
+/// had the value is left alone, and an address, route, rule or nftables table that existed already
+/// makes the install fail (`EEXIST`) rather than be adopted. If a step fails, everything installed so far is
 /// undone and the step's error is thrown. Errors while undoing are logged and the remaining steps
 /// are still undone.
 ///
@@ -15,8 +17,10 @@ import SluiceWire
 /// in table T through the TUN, and per family the rule `not fwmark M lookup T` at priority P, so
 /// that marked carrier sockets keep using the main table and never loop into the TUN.
 ///
-/// Policy rules outlive the process; if Sluice is killed before `undo()`, remove them with
-/// `NetlinkSocket.deleteRules(lookingUp:family:)` (routes through the TUN vanish with it).
+/// Rules, throw routes, the nftables table and the resolver change outlive the process (routes
+/// through the TUN vanish with it). A `journal` hears of every step as it is installed or undone;
+/// `sluice up` keeps them in its state file (`HostState`), and after a crash `init(resuming:)` plus
+/// `undo()` remove exactly those.
 /// Thread rule: use from one thread (control path), like the `NetlinkSocket` it holds.
 public final class HostRouting {
     /// The mark Sluice puts on its carrier sockets: 0x534c, "SL".
