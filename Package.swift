@@ -10,9 +10,11 @@ let package = Package(
         .executable(name: "sluice", targets: ["sluice"]),
     ],
     targets: [
-        // System libraries, found through pkg-config (Debian: liblwip-dev, libsodium-dev).
+        // System libraries, found through pkg-config (Debian: liblwip-dev, libsodium-dev, libnftables-dev).
         .systemLibrary(name: "CLwIP", pkgConfig: "lwip", providers: [.apt(["liblwip-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // nftables rules (kill switch, --no-ipv6) through libnftables, not the nft program (Debian: libnftables-dev).
+        .systemLibrary(name: "CNFTables", pkgConfig: "libnftables", providers: [.apt(["libnftables-dev"])]),
         // The few C helpers for macros, struct fields and headers Swift cannot reach.
         .target(name: "CSluiceShims"),
 
@@ -23,7 +25,7 @@ let package = Package(
         .target(name: "SluiceCrypto", dependencies: ["CSodium"]),
         .target(name: "SluiceMux", dependencies: ["SluiceWire"]),
         .target(name: "SluiceLoop", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceLog"]),
-        .target(name: "SluiceHost", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceWire", "SluiceLog"]),
+        .target(name: "SluiceHost", dependencies: ["CSluiceShims", "CNFTables", "SluiceSystem", "SluiceWire", "SluiceLog"]),
         .target(name: "SluiceConfig", dependencies: ["SluiceWire"]),
         .target(name: "SluiceStack", dependencies: ["CLwIP", "SluiceWire", "SluiceLoop", "SluiceLog"]),
         .target(name: "SluiceCarrier", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceLog"]),

@@ -17,6 +17,16 @@ public struct ClientSettings: Sendable {
     public var table: UInt32
     /// Resolvers that get every DNS query (`--dns`); empty: DNS is ordinary traffic.
     public var dns: [IPAddress] = []
+    /// Send all traffic through the tunnel and point the host's resolver at `dns` (`--route-all`).
+    public var routeAll = false
+    /// Prefixes kept off the tunnel (`--exclude`).
+    public var excludes: [IPPrefix] = []
+    /// With `routeAll`, locally attached networks enter the tunnel too (`--route-local`).
+    public var routeLocal = false
+    /// Nothing leaves except through the TUN, to the relay, or on loopback (`--kill-switch`).
+    public var killSwitch = false
+    /// Tunnel IPv6 off; IPv6 blocked while up (`--no-ipv6`).
+    public var blockIPv6 = false
     public var udpTimeoutMilliseconds: UInt64 = 60_000
     public var maxUDPMappings = 1024
     /// Open the TUN with IFF_VNET_HDR and TSO/checksum offloads (super-packets both ways).

@@ -18,7 +18,7 @@ public final class TunnelClient: TCPStackDelegate {
     let settings: ClientSettings
     let loop: EventLoop
     let tun: TunDevice
-    private var routing: HostRouting?
+    private var host: HostSetup?
     private(set) var stack: TCPStack!
     private(set) var pool: CarrierPool!
     private(set) var udp: UDPForwarder!
@@ -33,24 +33,25 @@ public final class TunnelClient: TCPStackDelegate {
     private(set) var coalescer: SegmentCoalescer?
     private var signalFD: Int32 = -1
 
-    /// Opens the TUN and installs addresses, routes and rules. On failure nothing stays installed.
+    /// Cleans up after a crashed `up` of the same tunnel, opens the TUN and installs addresses,
+    /// routes, rules, firewall and resolver (`HostSetup`). On failure nothing stays installed.
     public init(settings: ClientSettings) throws {
         self.settings = settings
         if sluice_checksum_self_test() == 0 {
             Log.warning("the fast checksum routine disagreed with lwIP's reference; using the reference", "client")
         }
         loop = try EventLoop()
-        tun = try TunDevice(name: settings.tunName, options: TunDevice.Options(vnetHeader: settings.tunOffload))
+        let host = try HostSetup(tun: settings.tunName)
+        self.host = host
         do {
+            tun = try TunDevice(name: settings.tunName, options: TunDevice.Options(vnetHeader: settings.tunOffload))
             if settings.tunOffload { try tun.setOffloads(TunOffload.flags) }
-            var plan = HostRouting.tunnelPlan(
-                interface: tun.name, mtu: settings.mtu, addresses: settings.addresses, routes: settings.routes,
-                table: settings.table, fwmark: settings.fwmark)
-            if !settings.dns.isEmpty {
-                // Queries to any address, not only inside the routed prefixes, must reach --dns.
-                plan += HostRouting.dnsCapturePlan(interface: tun.name, dnsTable: settings.table + 1, fwmark: settings.fwmark)
-            }
-            routing = try HostRouting(installing: plan)
+        } catch {
+            host.teardown()
+            throw error
+        }
+        do {
+            try host.install(settings: settings, interface: tun.name)
             if settings.tunOffload { coalescer = TunOffload.coalescer(for: tun) }
             stack = try TCPStack(mtu: settings.mtu) { [unowned self] packet in self.writeTUN(packet) }
         } catch {
@@ -79,7 +80,10 @@ public final class TunnelClient: TCPStackDelegate {
             self.stack.flushOutput()
             self.coalescer?.flush()
         }
-        Log.info("tunnel \(tun.name) up: \(settings.addresses.map(\.description).joined(separator: ", ")); routes \(settings.routes.map(\.description).joined(separator: ", ")); relay \(settings.relay)", "client")
+        var routed = settings.routes.map(\.description)
+        if settings.routeAll { routed.insert("all (--route-all)", at: 0) }
+        let guards = (settings.killSwitch ? "; kill switch on" : "") + (settings.blockIPv6 ? "; IPv6 blocked" : "")
+        Log.info("tunnel \(tun.name) up: \(settings.addresses.map(\.description).joined(separator: ", ")); routes \(routed.joined(separator: ", ")); relay \(settings.relay)\(guards)", "client")
         pool.start()
         loop.run()
         shutdown()
@@ -96,12 +100,12 @@ public final class TunnelClient: TCPStackDelegate {
             close(signalFD)
         }
         teardownHost()
-        Log.info("tunnel \(tun.name) down; routes and rules removed", "client")
+        Log.info("tunnel \(tun.name) down; everything it installed is removed", "client")
     }
 
     private func teardownHost() {
-        for failure in routing?.undo() ?? [] { Log.warning("cleanup: \(failure)", "client") }
-        routing = nil
+        host?.teardown()
+        host = nil
     }
 
     private func readTUN() {

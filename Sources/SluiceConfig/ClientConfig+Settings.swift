@@ -42,6 +42,34 @@ extension ClientConfig {
             }
             if !dns.contains(address) { dns.append(address) }
         }
+        var excludes: [IPPrefix] = []
+        var excludeOrigins: [SettingOrigin] = []
+        for raw in settings.all("exclude") {
+            let exclude = try settings.route(raw)
+            if !excludes.contains(exclude) {
+                excludes.append(exclude)
+                excludeOrigins.append(raw.origin)
+            }
+        }
+        let routeAll = settings.switchOn("route-all")
+        let routeLocal = settings.switchOn("route-local")
+        let killSwitch = settings.switchOn("kill-switch") != nil
+        let blockIPv6 = settings.switchOn("no-ipv6")
+        if let routeAll, dns.isEmpty { throw .routeAllNeedsDNS(routeAll) }
+        if let routeLocal, routeAll == nil { throw .needsCompanion(routeLocal, needs: "--route-all") }
+        if let blocker = blockIPv6 {
+            for flag in ["address", "route", "exclude", "dns"] {
+                for raw in settings.all(flag) where !(IPPrefix(raw.text)?.address.isIPv4 ?? IPAddress(raw.text)?.isIPv4 ?? true) {
+                    throw .ipv6WhileBlocked(raw.origin, value: raw.text, blocker: blocker)
+                }
+            }
+        }
+        for raw in settings.all("dns") {
+            guard let address = IPAddress(raw.text),
+                  let index = excludes.firstIndex(where: { $0.contains(address) }) else { continue }
+            throw .dnsInsideExclude(raw.origin, value: raw.text, exclude: excludeOrigins[index], prefix: excludes[index].description)
+        }
+
         let udpTimeout = try settings.seconds("udp-timeout", default: Double(UDPDefaults.timeoutSeconds), range: UDPDefaults.timeoutRange)
         let maxUDPMappings = try settings.integer("max-udp-mappings", default: UDPDefaults.maxMappings, range: UDPDefaults.maxMappingsRange)
 
@@ -51,10 +79,16 @@ extension ClientConfig {
         for route in routes where !addresses.contains(where: { $0.address.isIPv4 == route.address.isIPv4 }) {
             warnings.append(.routeWithoutAddressFamily(route: route))
         }
+        if routeAll != nil {
+            for family in blockIPv6 == nil ? [true, false] : [true] where !addresses.contains(where: { $0.address.isIPv4 == family }) {
+                warnings.append(.routeAllWithoutAddressFamily(ipv4: family))
+            }
+        }
 
         self.init(relay: relay, relayPublicKey: relayPublicKey, privateKey: privateKey, psk: psk, tun: tun,
                   addresses: addresses, routes: routes, mtu: mtu, carriers: carriers, fwmark: fwmark, table: table,
-                  dns: dns, udpTimeout: udpTimeout, maxUDPMappings: maxUDPMappings,
+                  dns: dns, routeAll: routeAll != nil, excludes: excludes, routeLocal: routeLocal != nil,
+                  killSwitch: killSwitch, blockIPv6: blockIPv6 != nil, udpTimeout: udpTimeout, maxUDPMappings: maxUDPMappings,
                   logLevel: try settings.logLevel(), warnings: warnings)
     }
 }

@@ -39,6 +39,19 @@ public struct ClientConfig: Sendable, Equatable {
     public let table: UInt32
     /// Resolvers that receive every DNS query of the host (`--dns`); empty: DNS is ordinary traffic.
     public let dns: [IPAddress]
+    /// Send all of the host's traffic through the tunnel (`--route-all`): default routes in `table`,
+    /// the host's resolver pointed at `dns`. Never true without `dns`.
+    public let routeAll: Bool
+    /// Prefixes kept off the tunnel (`--exclude`), host bits clear: `throw` routes in `table`.
+    public let excludes: [IPPrefix]
+    /// With `routeAll`, send locally attached networks (and every other more specific route of the
+    /// main table) through the tunnel too (`--route-local`).
+    public let routeLocal: Bool
+    /// While up, nothing leaves the host except through the TUN, to the relay, or on loopback (`--kill-switch`).
+    public let killSwitch: Bool
+    /// Tunnel IPv6 off: IPv6 is blocked while the tunnel is up (`--no-ipv6`). No IPv6 address,
+    /// route, exclude or resolver comes with it.
+    public let blockIPv6: Bool
     /// Idle time after which a UDP mapping expires (`--udp-timeout`).
     public let udpTimeout: Duration
     /// UDP mappings (client source address and port) kept at once (`--max-udp-mappings`).
@@ -52,6 +65,8 @@ public struct ClientConfig: Sendable, Equatable {
                 addresses: [IPPrefix], routes: [IPPrefix], mtu: Int = ClientConfig.defaultMTU,
                 carriers: Int = ClientConfig.defaultCarriers, fwmark: UInt32 = ClientConfig.defaultFwmark,
                 table: UInt32 = ClientConfig.defaultTable, dns: [IPAddress] = [],
+                routeAll: Bool = false, excludes: [IPPrefix] = [], routeLocal: Bool = false,
+                killSwitch: Bool = false, blockIPv6: Bool = false,
                 udpTimeout: Duration = .seconds(UDPDefaults.timeoutSeconds), maxUDPMappings: Int = UDPDefaults.maxMappings,
                 logLevel: String = "info", warnings: [ConfigWarning] = []) {
         precondition(relayPublicKey.count == KeyText.keyLength && privateKey.count == KeyText.keyLength
@@ -68,6 +83,11 @@ public struct ClientConfig: Sendable, Equatable {
         self.fwmark = fwmark
         self.table = table
         self.dns = dns
+        self.routeAll = routeAll
+        self.excludes = excludes
+        self.routeLocal = routeLocal
+        self.killSwitch = killSwitch
+        self.blockIPv6 = blockIPv6
         self.udpTimeout = udpTimeout
         self.maxUDPMappings = maxUDPMappings
         self.logLevel = logLevel

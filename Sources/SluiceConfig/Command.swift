@@ -8,6 +8,8 @@ public enum Command: Sendable, Equatable {
     case relay(RelayConfig)
     /// Bring up the client tunnel.
     case up(ClientConfig)
+    /// Take a client tunnel down and remove what it installed.
+    case down(DownConfig)
     /// Print this usage text to standard output and exit 0.
     case help(String)
     /// Print the version and exit 0.

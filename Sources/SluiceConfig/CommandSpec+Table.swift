@@ -69,6 +69,16 @@ extension CommandSpec {
                      help: "routing table that holds the --route entries"),
             FlagSpec("dns", "ADDRESS", repeatable: true,
                      help: "resolver that gets every DNS query (port 53, UDP and TCP) of the host, through the relay; repeatable"),
+            FlagSpec("route-all", kind: .switch,
+                     help: "send all traffic, IPv4 and IPv6, through the tunnel and point the host's DNS at --dns (needs --dns)"),
+            FlagSpec("exclude", "CIDR", repeatable: true,
+                     help: "prefix kept off the tunnel, as 192.0.2.0/24; repeatable"),
+            FlagSpec("route-local", kind: .switch,
+                     help: "with --route-all, send locally attached networks through the tunnel too"),
+            FlagSpec("kill-switch", kind: .switch,
+                     help: "while up, block everything that would leave other than through the tunnel, to the relay or on loopback"),
+            FlagSpec("no-ipv6", kind: .switch,
+                     help: "turn tunnel IPv6 off: block all IPv6 while up instead of carrying it"),
             .udpTimeout,
             .maxUDPMappings(perClient: false),
             .logLevel,
@@ -76,6 +86,19 @@ extension CommandSpec {
             .help,
         ],
         build: { settings throws(ConfigError) in .up(try ClientConfig(settings: settings)) })
+
+    static let down = CommandSpec(
+        name: "down", summary: "stop a tunnel and remove what its `up` installed, also after a crash",
+        synopsis: ["[--tun NAME]"],
+        about: "Reads the record `sluice up` keeps in /run/sluice/NAME.json: stops that `up` if it still runs, "
+            + "then removes exactly the rules, routes, nftables table and resolver change it lists.",
+        flags: [
+            FlagSpec("tun", "NAME",
+                     help: "the tunnel's TUN device; may be left out when only one tunnel is recorded"),
+            .logLevel,
+            .help,
+        ],
+        build: { settings throws(ConfigError) in .down(try DownConfig(settings: settings)) })
 }
 
 extension Double {

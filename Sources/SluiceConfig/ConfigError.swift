@@ -49,11 +49,19 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     case wrongType(path: String, key: String, expected: String, got: String)
     /// An element (0-based `index`) of an array key has the wrong JSON type.
     case wrongElementType(path: String, key: String, index: Int, expected: String, got: String)
+    /// `--route-all` without a `--dns` resolver: the host's DNS could not follow the tunnel.
+    case routeAllNeedsDNS(SettingOrigin)
+    /// An IPv6 value (address, route, exclude, resolver) together with `--no-ipv6` (`blocker`).
+    case ipv6WhileBlocked(SettingOrigin, value: String, blocker: SettingOrigin)
+    /// A `--dns` resolver inside an `--exclude` prefix: its queries would leave outside the tunnel.
+    case dnsInsideExclude(SettingOrigin, value: String, exclude: SettingOrigin, prefix: String)
+    /// A setting that only means something together with `needs` (`--route-local` without `--route-all`).
+    case needsCompanion(SettingOrigin, needs: String)
 
     public var description: String {
         switch self {
         case .missingCommand:
-            return "sluice needs a command (keygen, pubkey, relay or up); run `sluice --help` for the list."
+            return "sluice needs a command (keygen, pubkey, relay, up or down); run `sluice --help` for the list."
         case .unknownCommand(let name, let suggestion):
             return "sluice has no command \"\(name)\"" + ending(suggestion.map { "\"\($0)\"" }, otherwise: "run `sluice --help` for the list")
         case .unknownFlag(let flag, let command, let suggestion):
@@ -101,6 +109,14 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path): key \"\(key)\" must be \(expected), got \(got)."
         case .wrongElementType(let path, let key, let index, let expected, let got):
             return "\(path): key \"\(key)\" element \(index + 1) must be \(expected), got \(got)."
+        case .routeAllNeedsDNS(let origin):
+            return "\(origin) needs at least one --dns resolver (reached through the relay) so that DNS follows the tunnel, such as --dns 9.9.9.9."
+        case .ipv6WhileBlocked(let origin, let value, let blocker):
+            return "\(origin) \(shown(value, origin)) is IPv6, but \(blocker) blocks IPv6 while the tunnel is up; drop one of the two."
+        case .dnsInsideExclude(let origin, let value, let exclude, let prefix):
+            return "\(origin) \(shown(value, origin)) lies inside \(exclude) \(prefix), so DNS would leave outside the tunnel; pick a resolver outside the excluded prefixes."
+        case .needsCompanion(let origin, let needs):
+            return "\(origin) only applies together with \(needs); add \(needs) or leave it out."
         }
     }
 

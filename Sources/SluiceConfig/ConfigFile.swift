@@ -16,6 +16,14 @@ enum ConfigFile {
         var entries: [String: Settings.Entry] = [:]
         for key in object.keys.sorted() {
             guard let flag = command.flag(jsonKey: key) else { throw unknownKey(key, path: path, command: command) }
+            if flag.kind == .switch {
+                // A switch is a JSON boolean: true turns it on, false leaves it as if absent.
+                guard let on = boolean(object[key]!) else {
+                    throw .wrongType(path: path, key: key, expected: "true or false", got: typeName(object[key]!))
+                }
+                if on { entries[flag.name] = Settings.Entry(values: [""], origins: [.file(path: path, key: key, index: nil)]) }
+                continue
+            }
             entries[flag.name] = try entry(object[key]!, key: key, flag: flag, path: path)
         }
         return entries
@@ -64,7 +72,7 @@ enum ConfigFile {
     /// The value as the text a flag would carry.
     private static func scalarText(_ value: Any, key: String, kind: FlagSpec.Kind, path: String) throws(ConfigError) -> String {
         switch kind {
-        case .text, .switch:
+        case .text, .switch:  // switches are handled as booleans before this
             guard let text = value as? String else { throw .wrongType(path: path, key: key, expected: "a string", got: typeName(value)) }
             return text
         case .path:
@@ -80,6 +88,12 @@ enum ConfigFile {
             }
             return numberText(number)
         }
+    }
+
+    /// A JSON boolean (Foundation gives it as an NSNumber with type code "c").
+    private static func boolean(_ value: Any) -> Bool? {
+        guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else { return nil }
+        return number.boolValue
     }
 
     /// A JSON number, not a boolean (Foundation gives both as NSNumber; booleans have type code "c").

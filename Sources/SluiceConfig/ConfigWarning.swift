@@ -12,6 +12,8 @@ public enum ConfigWarning: Sendable, Equatable, CustomStringConvertible {
     /// A route of one address family while no `--address` has that family: the host may have no
     /// source address to use for it.
     case routeWithoutAddressFamily(route: IPPrefix)
+    /// `--route-all` sends this family into the tunnel, but no `--address` has it.
+    case routeAllWithoutAddressFamily(ipv4: Bool)
 
     public var description: String {
         switch self {
@@ -22,6 +24,10 @@ public enum ConfigWarning: Sendable, Equatable, CustomStringConvertible {
         case .routeWithoutAddressFamily(let route):
             let family = route.address.isIPv4 ? "IPv4" : "IPv6"
             return "--route \(route) is \(family) but no --address is \(family); add an \(family) --address so the host has a source address for it."
+        case .routeAllWithoutAddressFamily(let ipv4):
+            return ipv4
+                ? "--route-all sends IPv4 into the tunnel but no --address is IPv4; add one such as 198.18.0.1/30."
+                : "--route-all sends IPv6 into the tunnel but no --address is IPv6; add one such as fd53::1/126, or turn tunnel IPv6 off with --no-ipv6 (IPv6 is then blocked)."
         }
     }
 }

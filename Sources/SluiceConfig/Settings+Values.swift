@@ -58,6 +58,12 @@ extension Settings {
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
+    /// Whether a switch (`--route-all`, or `"routeAll": true` in a config file) is on; its origin if so.
+    func switchOn(_ flag: String) -> SettingOrigin? {
+        assert(command.flag(named: flag)?.kind == .switch, "\(flag) is not a switch")
+        return value(flag)?.origin
+    }
+
     /// The canonical `--log-level` name, or the default.
     func logLevel() throws(ConfigError) -> String {
         guard let raw = value(FlagSpec.logLevel.name) else { return LogLevelName.default }

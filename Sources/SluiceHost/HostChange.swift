@@ -10,6 +10,10 @@ public enum HostChange: Hashable, Sendable, CustomStringConvertible {
     case route(Route)
     /// Add a policy rule. Undone by deleting it.
     case rule(PolicyRule)
+    /// Create Sluice's nftables table with these rules. Undone by deleting the table.
+    case firewall(FirewallRuleset)
+    /// Point the resolver configuration at Sluice's resolvers. Undone by restoring the original.
+    case resolver(ResolverChange)
 
     public var description: String {
         switch self {
@@ -18,6 +22,8 @@ public enum HostChange: Hashable, Sendable, CustomStringConvertible {
         case .address(let address): return "add address \(address)"
         case .route(let route): return "add route \(route)"
         case .rule(let rule): return "add \(rule)"
+        case .firewall(let ruleset): return "add \(ruleset)"
+        case .resolver(let change): return change.description
         }
     }
 }

@@ -31,6 +31,22 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
     case netlinkReply(operation: String, problem: String)
     /// `setsockopt(SO_MARK)` (setting `mark`) or `getsockopt(SO_MARK)` (`mark` is `nil`) failed.
     case socketMark(fd: Int32, mark: UInt32?, errno: Int32)
+    /// libnftables refused a command; `message` is nft's own error line.
+    case nftables(operation: String, message: String)
+    /// Reading or writing the resolver configuration (`/etc/resolv.conf`) failed.
+    case resolver(operation: String, path: String, errno: Int32)
+    /// The resolver configuration changed since Sluice wrote it, so Sluice leaves it alone; the
+    /// original is kept in `backup`.
+    case resolverChangedMeanwhile(path: String, backup: String)
+    /// The state file could not be read, parsed or written.
+    case stateFile(path: String, problem: String)
+    /// Another `sluice up` that is still running owns this tunnel's state file.
+    case alreadyUp(tun: String, pid: Int32, stateFile: String)
+    /// A state file was written in another network or mount namespace; applying it here could
+    /// remove things Sluice did not add.
+    case foreignNamespace(stateFile: String, which: String)
+    /// `--route-all` needs a route to the relay outside the tunnel; `detail` says what the kernel answered.
+    case relayUnreachable(relay: String, detail: String)
 
     /// The errno behind the error, when there is one.
     public var errno: Int32? {
@@ -42,7 +58,10 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
             return ENODEV
         case .tunExists:
             return EBUSY
-        case .invalidInterfaceName, .netlinkReply:
+        case .resolver(_, _, let e):
+            return e
+        case .invalidInterfaceName, .netlinkReply, .nftables, .resolverChangedMeanwhile, .stateFile, .alreadyUp,
+            .foreignNamespace, .relayUnreachable:
             return nil
         }
     }
@@ -75,6 +94,26 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
         case .socketMark(let fd, let mark, let e):
             let call = mark.map { "setsockopt(SO_MARK=0x\(String($0, radix: 16)))" } ?? "getsockopt(SO_MARK)"
             return "\(call) on fd \(fd): \(Errno.describe(e))" + Self.privilegeHint(e)
+        case .nftables(let operation, let message):
+            let lower = message.lowercased()
+            let hint = lower.contains("not permitted") ? " — run as root or grant CAP_NET_ADMIN"
+                : lower.contains("file exists") && operation.contains("table")
+                ? " — another sluice up is running, or a crashed one left the table without its record; check `nft list tables`"
+                : lower.contains("no such file") || lower.contains("not supported")
+                ? " — this kernel may lack nftables (nf_tables, nft_reject_inet, nft_counter); try `modprobe nf_tables`" : ""
+            return "\(operation) (nftables): \(message)" + hint
+        case .resolver(let operation, let path, let e):
+            return "\(operation) \(path): \(Errno.describe(e))" + (e == EROFS ? " — the file system is read-only" : Self.privilegeHint(e))
+        case .resolverChangedMeanwhile(let path, let backup):
+            return "\(path) was changed by something else while the tunnel was up, so Sluice leaves it as it is; the original is in \(backup)"
+        case .stateFile(let path, let problem):
+            return "state file \(path): \(problem)"
+        case .alreadyUp(let tun, let pid, let stateFile):
+            return "tunnel \(tun) is up already (sluice up, pid \(pid), recorded in \(stateFile)); stop it first with `sluice down --tun \(tun)`"
+        case .foreignNamespace(let stateFile, let which):
+            return "state file \(stateFile) was written in another \(which) namespace; run `sluice down` there (nothing was changed here)"
+        case .relayUnreachable(let relay, let detail):
+            return "--route-all: the relay \(relay) has no route outside the tunnel (\(detail)); the host's own routes must reach the relay"
         }
     }
 

@@ -1,10 +1,13 @@
 import CSluiceShims
 import Glibc
+import SluiceWire
 
-/// A policy routing rule that sends matching packets to a table: `[not] fwmark M/MASK lookup T`
-/// at priority P (what `ip rule add` installs). Sluice adds `not fwmark 0x534c lookup 21324`: all
-/// traffic uses its table, except its own carrier sockets, which carry the mark and so keep the
-/// main table instead of looping into the TUN.
+/// A policy routing rule that sends matching packets to a table:
+/// `[not] [to PREFIX] [fwmark M/MASK] lookup T [suppress_prefixlength N]` at priority P (what
+/// `ip rule add` installs). Sluice adds `not fwmark 0x534c lookup 21324`: all traffic uses its
+/// table, except its own carrier sockets, which carry the mark and so keep the main table instead
+/// of looping into the TUN. `--route-all` adds `lookup main suppress_prefixlength 0` (the main
+/// table, but not its default routes) and `to <resolver> lookup 21324` (see `HostRouting.routeAllPlan`).
 public struct PolicyRule: Hashable, Sendable, CustomStringConvertible {
     /// Which rule list the rule lives in; IPv4 and IPv6 rules are separate in the kernel.
     public enum Family: Hashable, Sendable, CustomStringConvertible {
@@ -25,32 +28,43 @@ public struct PolicyRule: Hashable, Sendable, CustomStringConvertible {
     public var fwmask: UInt32
     /// Match packets that do NOT match the selector (`FIB_RULE_INVERT`, `ip rule add not ...`).
     public var invert: Bool
+    /// Match only packets to this prefix (`FRA_DST`), or `nil` for any destination.
+    public var destination: IPPrefix?
+    /// Ignore answers of the table whose prefix is this long or shorter (`FRA_SUPPRESS_PREFIXLEN`):
+    /// 0 ignores default routes, so the lookup goes on to the next rule.
+    public var suppressPrefixLength: UInt32?
     /// The transport protocol to match (`FRA_IP_PROTO`, `ipproto udp`), or `nil` for any.
     public var ipProtocol: UInt8?
     /// The destination port to match (`FRA_DPORT_RANGE` of one port, `dport 53`), or `nil` for any.
     public var destinationPort: UInt16?
 
     public init(family: Family, priority: UInt32, table: UInt32, fwmark: UInt32? = nil, fwmask: UInt32 = .max, invert: Bool = false,
-                ipProtocol: UInt8? = nil, destinationPort: UInt16? = nil) {
+                destination: IPPrefix? = nil, suppressPrefixLength: UInt32? = nil, ipProtocol: UInt8? = nil, destinationPort: UInt16? = nil) {
         self.family = family
         self.priority = priority
         self.table = table
         self.fwmark = fwmark
         self.fwmask = fwmask
         self.invert = invert
+        self.destination = destination?.network
+        self.suppressPrefixLength = suppressPrefixLength
         self.ipProtocol = ipProtocol
         self.destinationPort = destinationPort
     }
 
     /// `IPv4 rule 21324: not fwmark 0x534c lookup 21324`.
     public var description: String {
-        var selector = "from all"
+        var selectors: [String] = []
+        if let destination { selectors.append("to \(destination)") }
         if let fwmark {
-            selector = "fwmark 0x\(String(fwmark, radix: 16))" + (fwmask == .max ? "" : "/0x\(String(fwmask, radix: 16))")
+            selectors.append("fwmark 0x\(String(fwmark, radix: 16))" + (fwmask == .max ? "" : "/0x\(String(fwmask, radix: 16))"))
         }
-        if let ipProtocol { selector += " ipproto \(ipProtocol == 17 ? "udp" : ipProtocol == 6 ? "tcp" : String(ipProtocol))" }
-        if let destinationPort { selector += " dport \(destinationPort)" }
-        return "\(family) rule \(priority): \(invert ? "not " : "")\(selector) lookup \(table)"
+        if let ipProtocol { selectors.append("ipproto \(ipProtocol == 17 ? "udp" : ipProtocol == 6 ? "tcp" : String(ipProtocol))") }
+        if let destinationPort { selectors.append("dport \(destinationPort)") }
+        let selector = selectors.isEmpty ? "from all" : selectors.joined(separator: " ")
+        let suppress = suppressPrefixLength.map { " suppress_prefixlength \($0)" } ?? ""
+        let tableName = table == 254 ? "main" : String(table)
+        return "\(family) rule \(priority): \(invert ? "not " : "")\(selector) lookup \(tableName)\(suppress)"
     }
 }
 
@@ -67,8 +81,11 @@ extension NetlinkSocket {
     /// remove a look-alike someone else added.
     public func delete(_ rule: PolicyRule) throws(HostError) {
         let operation = "delete \(rule)"
-        let present = try rules(family: rule.family).filter { $0.priority == rule.priority && $0.table == rule.table && $0.fwmark == rule.fwmark && $0.fwmask == rule.fwmask
-            && $0.ipProtocol == rule.ipProtocol && $0.destinationPort == rule.destinationPort }
+        let present = try rules(family: rule.family).filter {
+            $0.priority == rule.priority && $0.table == rule.table && $0.fwmark == rule.fwmark && $0.fwmask == rule.fwmask
+                && $0.destination == rule.destination && $0.suppressPrefixLength == rule.suppressPrefixLength
+                && $0.ipProtocol == rule.ipProtocol && $0.destinationPort == rule.destinationPort
+        }
         guard present.contains(rule) else {
             throw .netlinkRequest(operation: operation, errno: ENOENT, kernelMessage: nil)
         }
@@ -85,11 +102,17 @@ extension NetlinkSocket {
             guard let header = message.familyHeader(fib_rule_hdr.self) else { return nil }
             let attributes = message.attributes(after: fib_rule_hdr.self)
             let fwmark = attributes.uint32(FRA_FWMARK)
+            let destination = attributes[FRA_DST].flatMap { raw in
+                raw.count == 4 || raw.count == 16 ? IPPrefix(address: IPAddress(bytes: raw), length: Int(header.dst_len)) : nil
+            }
+            // The kernel reports "no suppression" as -1, or leaves the attribute out.
+            let suppress = attributes.uint32(FRA_SUPPRESS_PREFIXLEN).flatMap { $0 == .max ? nil : $0 }
             return PolicyRule(
                 family: family, priority: attributes.uint32(FRA_PRIORITY) ?? 0,
                 table: attributes.uint32(FRA_TABLE) ?? UInt32(header.table),
                 fwmark: fwmark, fwmask: fwmark == nil ? .max : attributes.uint32(FRA_FWMASK) ?? .max,
                 invert: header.flags & UInt32(FIB_RULE_INVERT) != 0,
+                destination: destination, suppressPrefixLength: suppress,
                 ipProtocol: attributes[FRA_IP_PROTO]?.first,
                 destinationPort: attributes[FRA_DPORT_RANGE].flatMap { range in
                     // struct fib_rule_port_range { __u16 start, end; } in host order; one port only.
@@ -133,9 +156,12 @@ extension NetlinkSocket {
         header.table = rule.table < 256 ? UInt8(rule.table) : UInt8(RT_TABLE_UNSPEC.rawValue)
         header.action = UInt8(FR_ACT_TO_TBL)
         header.flags = rule.invert ? UInt32(FIB_RULE_INVERT) : 0
+        header.dst_len = UInt8(rule.destination?.length ?? 0)
         var message = NetlinkMessage(type: type, flags: flags, header: header)
         message.append(FRA_PRIORITY, uint32: rule.priority)
         message.append(FRA_TABLE, uint32: rule.table)
+        if let destination = rule.destination { message.append(FRA_DST, bytes: destination.address.bytes) }
+        if let suppress = rule.suppressPrefixLength { message.append(FRA_SUPPRESS_PREFIXLEN, uint32: suppress) }
         if let fwmark = rule.fwmark {
             message.append(FRA_FWMARK, uint32: fwmark)
             message.append(FRA_FWMASK, uint32: rule.fwmask)

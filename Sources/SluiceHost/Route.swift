@@ -2,13 +2,24 @@ import CSluiceShims
 import Glibc
 import SluiceWire
 
-/// A device route in a routing table: `10.20.0.0/24 dev sluice0 table 21324 [metric N]`
-/// (what `ip route add` installs with no gateway). Sluice sends its `--route` prefixes into its
-/// own table through the TUN this way.
+/// A route in a routing table: a device route `10.20.0.0/24 dev sluice0 table 21324 [metric N]`
+/// (what `ip route add` installs with no gateway), or a `throw 192.0.2.0/24 table 21324` route.
+/// Sluice sends its `--route` prefixes (and, with `--route-all`, the default routes) into its own
+/// table through the TUN, and its `--exclude` prefixes as `throw` routes, which end the lookup in
+/// that table so the policy rules after it (and so the main table) decide.
 public struct Route: Hashable, Sendable, CustomStringConvertible {
+    /// What the route does with a matching packet (`rtm_type`).
+    public enum Kind: Hashable, Sendable {
+        /// Out of `interface` (`RTN_UNICAST`, link scope).
+        case device
+        /// Lookup in this table fails and the rules go on (`RTN_THROW`); `interface` is unused.
+        case `throw`
+    }
+
     /// The destination; host bits are cleared on creation, since the kernel rejects them.
     public let destination: IPPrefix
-    /// The outgoing interface.
+    public var kind: Kind
+    /// The outgoing interface (empty for a `throw` route).
     public var interface: String
     /// The routing table (`RTA_TABLE`); 254 is `main`.
     public var table: UInt32
@@ -24,10 +35,18 @@ public struct Route: Hashable, Sendable, CustomStringConvertible {
         self.interface = interface
         self.table = table
         self.metric = metric
+        self.kind = .device
+    }
+
+    /// `throw <destination> table <table>`.
+    public init(throw destination: IPPrefix, table: UInt32, metric: UInt32? = nil) {
+        self.init(destination, dev: "", table: table, metric: metric)
+        kind = .throw
     }
 
     public var description: String {
-        "\(destination) dev \(interface) table \(table)" + (metric.map { " metric \($0)" } ?? "")
+        let what = kind == .throw ? "throw \(destination)" : "\(destination) dev \(interface)"
+        return "\(what) table \(table)" + (metric.map { " metric \($0)" } ?? "")
     }
 }
 
@@ -95,8 +114,12 @@ extension NetlinkSocket {
     }
 
     func routeMessage(_ route: Route, type: Int, flags: Int32) throws(HostError) -> NetlinkMessage {
-        let index = try interfaceIndex(named: route.interface)
+        let index = route.kind == .device ? try interfaceIndex(named: route.interface) : nil
         let adding = type == RTM_NEWROUTE
+        // A device route is link-scoped, a throw route universe-scoped; a delete with scope NOWHERE
+        // matches any scope.
+        let scope = !adding ? RT_SCOPE_NOWHERE : route.kind == .device ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE
+        let routeType = route.kind == .device ? RTN_UNICAST : RTN_THROW
         var message = NetlinkMessage(
             type: type, flags: flags,
             header: rtmsg(
@@ -106,11 +129,11 @@ extension NetlinkSocket {
                 // Sluice's routes are `proto static`; a delete names it, so it never matches a route
                 // someone added with another protocol.
                 rtm_protocol: UInt8(RTPROT_STATIC),
-                // A device route is link-scoped; a delete with scope NOWHERE matches any scope.
-                rtm_scope: UInt8(adding ? RT_SCOPE_LINK.rawValue : RT_SCOPE_NOWHERE.rawValue),
-                rtm_type: adding ? UInt8(RTN_UNICAST) : 0, rtm_flags: 0))
+                rtm_scope: UInt8(scope.rawValue),
+                // A device-route delete leaves the type open (0); a throw-route delete names it.
+                rtm_type: adding || route.kind == .throw ? UInt8(routeType) : 0, rtm_flags: 0))
         if route.destination.length > 0 { message.append(RTA_DST.rawValue, bytes: route.destination.address.bytes) }
-        message.append(RTA_OIF.rawValue, uint32: UInt32(bitPattern: index))
+        if let index { message.append(RTA_OIF.rawValue, uint32: UInt32(bitPattern: index)) }
         message.append(RTA_TABLE.rawValue, uint32: route.table)
         // An exact metric on delete too: without one, IPv6 deletes the first match of any metric.
         message.append(RTA_PRIORITY.rawValue, uint32: route.metric ?? route.defaultMetric)
@@ -121,5 +144,41 @@ extension NetlinkSocket {
         var buffer = [CChar](repeating: 0, count: Int(IF_NAMESIZE))
         guard if_indextoname(UInt32(bitPattern: index), &buffer) != nil else { return nil }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// What the kernel would do with a packet to one address (`ip route get ADDRESS mark M`).
+public struct RouteLookup: Equatable, Sendable {
+    /// The outgoing interface, if the route has one.
+    public var interface: String?
+    /// The next hop, for a route through a gateway.
+    public var gateway: IPAddress?
+    /// The table the answer came from.
+    public var table: UInt32
+}
+
+extension NetlinkSocket {
+    /// Asks the kernel how a packet to `destination`, carrying firewall mark `mark`, would be routed,
+    /// through the policy rules as they are now (`RTM_GETROUTE` for one address). Throws the kernel's
+    /// error, typically `ENETUNREACH`, when there is no route.
+    public func lookupRoute(to destination: IPAddress, mark: UInt32 = 0) throws(HostError) -> RouteLookup {
+        let bits = UInt8(destination.isIPv4 ? 32 : 128)
+        var request = NetlinkMessage(
+            type: RTM_GETROUTE, flags: 0,
+            header: rtmsg(rtm_family: destination.addressFamily, rtm_dst_len: bits, rtm_src_len: 0, rtm_tos: 0,
+                          rtm_table: 0, rtm_protocol: 0, rtm_scope: 0, rtm_type: 0, rtm_flags: 0))
+        request.append(RTA_DST.rawValue, bytes: destination.bytes)
+        if mark != 0 { request.append(RTA_MARK.rawValue, uint32: mark) }
+        let operation = "look up the route to \(destination)" + (mark != 0 ? " with mark 0x\(String(mark, radix: 16))" : "")
+        guard let answer = try execute(request, operation: operation).first(where: { $0.type == RTM_NEWROUTE }),
+              let header = answer.familyHeader(rtmsg.self)
+        else {
+            throw .netlinkReply(operation: operation, problem: "the kernel sent no route")
+        }
+        let attributes = answer.attributes(after: rtmsg.self)
+        return RouteLookup(
+            interface: attributes.uint32(RTA_OIF.rawValue).flatMap { Self.interfaceName(Int32(bitPattern: $0)) },
+            gateway: attributes[RTA_GATEWAY.rawValue].flatMap { $0.count == 4 || $0.count == 16 ? IPAddress(bytes: $0) : nil },
+            table: attributes.uint32(RTA_TABLE.rawValue) ?? UInt32(header.rtm_table))
     }
 }

@@ -2,6 +2,7 @@ import Glibc
 import SluiceClient
 import SluiceConfig
 import SluiceCrypto
+import SluiceHost
 import SluiceLog
 import SluiceLoop
 import SluiceSystem
@@ -78,6 +79,11 @@ enum Commands {
         clientSettings.dns = config.dns
         clientSettings.udpTimeoutMilliseconds = milliseconds(config.udpTimeout)
         clientSettings.maxUDPMappings = config.maxUDPMappings
+        clientSettings.routeAll = config.routeAll
+        clientSettings.excludes = config.excludes
+        clientSettings.routeLocal = config.routeLocal
+        clientSettings.killSwitch = config.killSwitch
+        clientSettings.blockIPv6 = config.blockIPv6
         let client: TunnelClient
         do {
             client = try TunnelClient(settings: clientSettings)
@@ -85,6 +91,60 @@ enum Commands {
             throw CommandFailure(message: "\(error)", exitCode: 1)
         }
         try client.run()
+    }
+
+    /// `sluice down`: stops a tunnel's `up` if it still runs, and removes what its record lists
+    /// (see `HostState`).
+    static func down(_ config: DownConfig) throws {
+        applyLogLevel(config.logLevel)
+        guard getuid() == 0 || hasNetAdmin() else {
+            throw CommandFailure(message: "sluice down needs root or CAP_NET_ADMIN to remove routes, rules and firewall rules — run it with sudo", exitCode: 1)
+        }
+        let tun = try config.tun ?? onlyRecordedTunnel()
+        let path = HostState.path(for: tun)
+        do {
+            guard let state = try HostState.load(path: path) else {
+                throw CommandFailure(message: "no tunnel \(tun) is recorded in \(HostState.directory); nothing to take down", exitCode: 1)
+            }
+            if state.ownerIsAlive {
+                Log.info("stopping sluice up (pid \(state.pid)) of tunnel \(tun)")
+                kill(state.pid, SIGTERM)
+                let deadline = MonotonicClock.milliseconds() + 15_000
+                while state.ownerIsAlive, MonotonicClock.milliseconds() < deadline { usleep(50_000) }
+                guard !state.ownerIsAlive else {
+                    throw CommandFailure(message: "sluice up (pid \(state.pid)) of tunnel \(tun) did not stop within 15 s of SIGTERM", exitCode: 1)
+                }
+                guard try HostState.load(path: path) != nil else {
+                    print("tunnel \(tun) is down (sluice up, pid \(state.pid), stopped and removed what it installed)")
+                    return
+                }
+            }
+            let count = try HostState.load(path: path)?.steps.count ?? 0
+            let failures = try HostState.undoLeftovers(at: path)
+            if !failures.isEmpty {
+                throw CommandFailure(message: "tunnel \(tun): \(failures.count) of \(count) changes could not be undone; first: \(failures[0])", exitCode: 1)
+            }
+            print("tunnel \(tun) is down (removed \(count) changes left by sluice up, pid \(state.pid))")
+        } catch let error as HostError {
+            throw CommandFailure(message: "\(error)", exitCode: 1)
+        }
+    }
+
+    /// The tunnel of the only record in /run/sluice.
+    private static func onlyRecordedTunnel() throws -> String {
+        var names: [String] = []
+        if let dir = opendir(HostState.directory) {
+            defer { closedir(dir) }
+            while let entry = readdir(dir) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name.hasSuffix(".json") { names.append(String(name.dropLast(5))) }
+            }
+        }
+        switch names.count {
+        case 0: throw CommandFailure(message: "no tunnel is recorded in \(HostState.directory); nothing to take down", exitCode: 1)
+        case 1: return names[0]
+        default: throw CommandFailure(message: "several tunnels are recorded (\(names.sorted().joined(separator: ", "))); say which with --tun NAME", exitCode: 2)
+        }
     }
 
     private static func milliseconds(_ d: Duration) -> UInt64 {

@@ -20,6 +20,7 @@ do {
     case .pubkey: try Commands.pubkey()
     case .relay(let config): try Commands.relay(config)
     case .up(let config): try Commands.up(config)
+    case .down(let config): try Commands.down(config)
     }
 } catch let error as CommandFailure {
     fail(error.message, code: error.exitCode)

@@ -17,6 +17,21 @@ Two modes:
   This validates the harness without Sluice and is the ceiling a benchmark compares against. Without
   NAT the server then sees the client's address (10.10.0.1 / fd10::1).
 
+A third layout, "router" (`Topology(layout="router")`, sluice mode only), is a host whose default
+route goes to a router, as `--route-all` expects:
+
+    client ns                    router ns (forwards)               relay ns                  server ns
+    to-router 10.10.0.1/24  ──  to-client 10.10.0.254/24
+              fd10::1/64                  fd10::254/64
+    default via 10.10.0.254     to-relay 10.30.0.254/24  ──  to-router 10.30.0.2/24
+                fd10::254                 fd30::254/64                 fd30::2/64
+                                lo 10.40.0.1/32 fd40::1/128   to-server 10.20.0.1/24  ──  10.20.0.2/24 ...
+
+The router forwards between the client and the relay's network only, and holds an "outside"
+address (10.40.0.1, fd40::1) that the relay cannot reach; the relay does not forward. So with
+`--route-all` the client reaches the server only through Sluice, the outside address only around it
+(`--exclude`), and every packet the client sends passes the router, where a test can count it.
+
 Used by the pytest suite, by scripts/demo.sh (through the command line at the bottom) and by benchmarks.
 Every name carries a tag and the creating pid, so parallel or leftover runs never collide, and
 `gc` can remove namespaces whose creator is gone. Only processes inside our own namespaces are killed,
@@ -49,6 +64,12 @@ SERVER_V4, SERVER_V6 = "10.20.0.2", "fd20::2"
 SERVER2_V4, SERVER2_V6 = "10.20.0.3", "fd20::3"  # a second sender in the server namespace
 SERVER_NET_V4, SERVER_NET_V6 = "10.20.0.0/24", "fd20::/64"
 CLIENT_NET_V4, CLIENT_NET_V6 = "10.10.0.0/24", "fd10::/64"
+# The "router" layout.
+ROUTER_CLIENT_SIDE_V4, ROUTER_CLIENT_SIDE_V6 = "10.10.0.254", "fd10::254"
+ROUTER_RELAY_SIDE_V4, ROUTER_RELAY_SIDE_V6 = "10.30.0.254", "fd30::254"
+RELAY_ROUTED_V4, RELAY_ROUTED_V6 = "10.30.0.2", "fd30::2"
+OUTSIDE_V4, OUTSIDE_V6 = "10.40.0.1", "fd40::1"
+OUTSIDE_NET_V4, OUTSIDE_NET_V6 = "10.40.0.0/24", "fd40::/64"
 
 _counter = 0
 _counter_lock = threading.Lock()
@@ -146,12 +167,15 @@ class Topology:
 
     mode: str = "sluice"  # "sluice" or "kernel"
     tag: str = "e2e"
+    layout: str = "direct"  # "direct" (client ── relay ── server) or "router" (see the module doc)
     prefix: str = ""
     created: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.mode not in ("sluice", "kernel"):
             raise ValueError(f"mode must be sluice or kernel, not {self.mode!r}")
+        if self.layout not in ("direct", "router") or (self.layout == "router" and self.mode != "sluice"):
+            raise ValueError(f"layout must be direct, or router in sluice mode, not {self.layout!r} in {self.mode} mode")
         if not self.prefix:
             global _counter
             with _counter_lock:
@@ -172,7 +196,13 @@ class Topology:
         return f"{self.prefix}-server"
 
     @property
+    def router(self) -> str:
+        return f"{self.prefix}-router"
+
+    @property
     def namespaces(self) -> list[str]:
+        if self.layout == "router":
+            return [self.client, self.router, self.relay, self.server]
         return [self.client, self.relay, self.server]
 
     # -- addresses -------------------------------------------------------------------------------
@@ -212,6 +242,9 @@ class Topology:
             # (a tentative fe80:: address delays neighbour discovery by a second or more).
             self.sysctl(ns, "net.ipv6.conf.default.accept_dad", "0")
             self.sysctl(ns, "net.ipv6.conf.all.accept_dad", "0")
+        if self.layout == "router":
+            self._create_routed()
+            return
         # veths are made directly inside the namespaces: nothing ever appears in the root namespace.
         run(["ip", "-n", self.client, "link", "add", "to-relay", "type", "veth",
              "peer", "name", "to-client", "netns", self.relay])
@@ -237,6 +270,36 @@ class Topology:
             run(["ip", "-n", self.client, "-6", "route", "add", SERVER_NET_V6, "via", RELAY_CLIENT_SIDE_V6])
             run(["ip", "-n", self.server, "route", "add", CLIENT_NET_V4, "via", RELAY_SERVER_SIDE_V4])
             run(["ip", "-n", self.server, "-6", "route", "add", CLIENT_NET_V6, "via", RELAY_SERVER_SIDE_V6])
+
+    def _create_routed(self) -> None:
+        run(["ip", "-n", self.client, "link", "add", "to-router", "type", "veth",
+             "peer", "name", "to-client", "netns", self.router])
+        run(["ip", "-n", self.router, "link", "add", "to-relay", "type", "veth",
+             "peer", "name", "to-router", "netns", self.relay])
+        run(["ip", "-n", self.relay, "link", "add", "to-server", "type", "veth",
+             "peer", "name", "to-relay", "netns", self.server])
+        for ns, dev, v4, v6 in (
+            (self.client, "to-router", CLIENT_V4, CLIENT_V6),
+            (self.router, "to-client", ROUTER_CLIENT_SIDE_V4, ROUTER_CLIENT_SIDE_V6),
+            (self.router, "to-relay", ROUTER_RELAY_SIDE_V4, ROUTER_RELAY_SIDE_V6),
+            (self.relay, "to-router", RELAY_ROUTED_V4, RELAY_ROUTED_V6),
+            (self.relay, "to-server", RELAY_SERVER_SIDE_V4, RELAY_SERVER_SIDE_V6),
+            (self.server, "to-relay", SERVER_V4, SERVER_V6),
+        ):
+            run(["ip", "-n", ns, "addr", "add", f"{v4}/24", "dev", dev])
+            run(["ip", "-n", ns, "addr", "add", f"{v6}/64", "dev", dev, "nodad"])
+            run(["ip", "-n", ns, "link", "set", dev, "up"])
+        run(["ip", "-n", self.router, "addr", "add", f"{OUTSIDE_V4}/32", "dev", "lo"])
+        run(["ip", "-n", self.router, "addr", "add", f"{OUTSIDE_V6}/128", "dev", "lo"])
+        self._wait_links_ready()
+        self.sysctl(self.router, "net.ipv4.ip_forward", "1")
+        self.sysctl(self.router, "net.ipv6.conf.all.forwarding", "1")
+        self.sysctl(self.relay, "net.ipv4.ip_forward", "0")
+        self.sysctl(self.relay, "net.ipv6.conf.all.forwarding", "0")
+        run(["ip", "-n", self.client, "route", "add", "default", "via", ROUTER_CLIENT_SIDE_V4])
+        run(["ip", "-n", self.client, "-6", "route", "add", "default", "via", ROUTER_CLIENT_SIDE_V6])
+        run(["ip", "-n", self.relay, "route", "add", CLIENT_NET_V4, "via", ROUTER_RELAY_SIDE_V4])
+        run(["ip", "-n", self.relay, "-6", "route", "add", CLIENT_NET_V6, "via", ROUTER_RELAY_SIDE_V6])
 
     def _wait_links_ready(self, timeout: float = 10.0) -> None:
         """Waits until every veth is UP with its IPv6 link-local address: the kernel turns a new

@@ -38,7 +38,7 @@ final class HostRoutingTests: NamespacedTestCase {
         let changes = plan(tun.name, routes: ["10.20.0.0/24", "10.30.0.0/16", "fd20::/64", "fd30::/48"])
         let routing = try HostRouting(installing: changes)
         addTeardownBlock { routing.undo() }
-        XCTAssertEqual(routing.installed, changes)
+        XCTAssertEqual(routing.installed.map(\.description), changes.map(\.description))
 
         let link = try IPTool.json("link", "show", "dev", tun.name).first
         XCTAssertEqual(link?["mtu"] as? Int, 1400)
@@ -126,7 +126,7 @@ final class HostRoutingTests: NamespacedTestCase {
         try netlink.setMTU(1400, of: tun.name)
         let routing = try HostRouting(installing: plan(tun.name, routes: ["10.20.0.0/24"]), netlink: netlink)
         XCTAssertFalse(routing.installed.contains(.linkUp(interface: tun.name)), "it was up already")
-        XCTAssertFalse(routing.installed.contains(.mtu(1400, interface: tun.name)), "it had that MTU already")
+        XCTAssertFalse(routing.installed.contains { if case .mtu = $0 { true } else { false } }, "it had that MTU already")
         XCTAssertEqual(routing.undo(), [])
         let info = try netlink.link(named: tun.name)
         XCTAssertTrue(info.isUp, "still up: undo never reverts what it did not do")
