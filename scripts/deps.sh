@@ -14,6 +14,8 @@ packages=(
     iproute2 curl iperf3 util-linux libcap2-bin procps nftables
     # The pytest suite and the independent X25519 check of `sluice pubkey`.
     python3 python3-pytest python3-cryptography
+    # make bench: its C load generator (Benchmarks/e2e/loadgen.c) is compiled at run time.
+    gcc libc6-dev
     make
 )
 
