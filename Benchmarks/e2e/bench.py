@@ -166,6 +166,10 @@ def main(argv: list[str]) -> int:
     for ns in netns.gc("bench"):
         say(f"bench: removed leftover namespace {ns} (its creator is gone)")
 
+    load_before = os.getloadavg()
+    if load_before[0] >= 0.5:
+        say(f"bench: warning: load average {load_before[0]:.2f} before the start — other work shares the CPUs "
+            "and will lower the figures")
     started = datetime.datetime.now(datetime.timezone.utc)
     t0 = time.monotonic()
     results: dict[str, dict] = {}
@@ -187,6 +191,8 @@ def main(argv: list[str]) -> int:
     ceiling = results.get("kernel", {}).get("figures", {})
     rows = metrics.compare(sluice, ceiling)
     git, machine = git_info(), machine_info()
+    machine["loadavg_before"] = [round(x, 2) for x in load_before]
+    machine["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
     report = {
         "schema": 1,
@@ -215,6 +221,8 @@ def main(argv: list[str]) -> int:
     errors = {f"{m}/{k}": v for m, r in results.items() for k, v in r.get("errors", {}).items()}
     for k, v in errors.items():
         print(f"error: {k}: {v.splitlines()[0]}")
+    if load_before[0] >= 0.5:
+        print(f"note: load average was {load_before[0]:.2f} before the start: other work shared the CPUs")
     print(f"({elapsed:.0f} s) results: {json_path}  chart: {svg_path}")
     if errors:
         return 1
