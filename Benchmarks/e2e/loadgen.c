@@ -86,6 +86,25 @@ static void lg_print_errors(void) {
     printf("}");
 }
 
+/* Completions per second of the run, to see stalls that an average hides. */
+#define LG_MAX_SECONDS 3600
+static long lg_timeline[LG_MAX_SECONDS];
+static double lg_t0;
+
+static void lg_count(double now) {
+    long i = (long)(now - lg_t0);
+    if (i >= 0 && i < LG_MAX_SECONDS) lg_timeline[i]++;
+}
+
+static void lg_print_timeline(double seconds) {
+    long n = (long)seconds + 1;
+    if (n > LG_MAX_SECONDS) n = LG_MAX_SECONDS;
+    while (n > 1 && (double)(n - 1) >= seconds) n--;  /* no bucket for the last partial instant */
+    printf("\"per_second\": [");
+    for (long i = 0; i < n; i++) printf("%s%ld", i ? ", " : "", lg_timeline[i]);
+    printf("], ");
+}
+
 static socklen_t lg_parse_addr(const char *host, const char *port, struct sockaddr_storage *ss) {
     memset(ss, 0, sizeof *ss);
     struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
@@ -235,6 +254,7 @@ static int lg_tcp_cc(int argc, char **argv) {
     int ep = epoll_create1(EPOLL_CLOEXEC);
     long connected = 0, completed = 0, failed = 0, timeouts = 0;
     double start = lg_now(), end = start + seconds;
+    lg_t0 = start;
     for (int i = 0; i < conc; i++) {
         slots[i].state = 0;
         if (lg_start_connect(ep, &slots[i], i, &ss, len) < 0) failed++;
@@ -261,7 +281,7 @@ static int lg_tcp_cc(int argc, char **argv) {
             if (s->state == 2) {
                 char buf[256];
                 ssize_t r = read(s->fd, buf, sizeof buf);
-                if (r == 0) { completed++; lg_free_slot(s); }
+                if (r == 0) { completed++; lg_count(now); lg_free_slot(s); }
                 else if (r < 0 && errno != EAGAIN) { lg_note_error(errno); failed++; lg_free_slot(s); }
             }
         }
@@ -282,6 +302,7 @@ static int lg_tcp_cc(int argc, char **argv) {
     printf("{\"test\": \"tcp-cc\", \"seconds\": %.3f, \"concurrency\": %d, \"connected\": %ld, \"completed\": %ld, "
            "\"failed\": %ld, \"timeouts\": %ld, \"rate\": %.1f, ", elapsed, conc, connected, completed, failed,
            timeouts, completed / elapsed);
+    lg_print_timeline(elapsed);
     lg_print_errors();
     printf("}\n");
     return 0;
@@ -400,6 +421,7 @@ static int lg_udp_rr(int argc, char **argv) {
     char buf[2048];
     long sent = 0, received = 0, lost = 0, inflight = 0, send_errors = 0;
     double start = lg_now(), end = start + seconds, last_rx = start;
+    lg_t0 = start;
     struct pollfd pfd = {.fd = fd, .events = POLLIN};
     double now;
     while ((now = lg_now()) < end) {
@@ -420,6 +442,7 @@ static int lg_udp_rr(int argc, char **argv) {
             while ((r = recv(fd, buf, sizeof buf, 0)) >= 0 || errno == ECONNREFUSED) {
                 if (r < 0) { lg_note_error(errno); continue; }
                 received++;
+                lg_count(now);
                 if (inflight > 0) inflight--;
                 last_rx = now;
             }
@@ -434,6 +457,7 @@ static int lg_udp_rr(int argc, char **argv) {
     printf("{\"test\": \"udp-rr\", \"seconds\": %.3f, \"window\": %d, \"size\": %d, \"sent\": %ld, "
            "\"received\": %ld, \"lost\": %ld, \"send_errors\": %ld, \"rate\": %.1f, ", elapsed, window, size, sent,
            received, lost, send_errors, received / elapsed);
+    lg_print_timeline(elapsed);
     lg_print_errors();
     printf("}\n");
     return 0;
@@ -452,6 +476,7 @@ static int lg_udp_new(int argc, char **argv) {
     char buf[2048];
     long sent = 0, received = 0, lost = 0, failed = 0;
     double start = lg_now(), end = start + seconds, now, last_scan = start;
+    lg_t0 = start;
     struct epoll_event evs[LG_MAX_SLOTS];
     while ((now = lg_now()) < end) {
         for (int i = 0; i < conc; i++) {
@@ -477,7 +502,7 @@ static int lg_udp_new(int argc, char **argv) {
             struct lg_slot *s = &slots[evs[k].data.u64];
             if (!s->state) continue;
             ssize_t r = recv(s->fd, buf, sizeof buf, 0);
-            if (r >= 0) received++;
+            if (r >= 0) { received++; lg_count(now); }
             else if (errno == EAGAIN) continue;
             else { lg_note_error(errno); failed++; }
             lg_free_slot(s);  /* close() also removes it from the epoll set */
@@ -493,6 +518,7 @@ static int lg_udp_new(int argc, char **argv) {
     printf("{\"test\": \"udp-new\", \"seconds\": %.3f, \"concurrency\": %d, \"size\": %d, \"sent\": %ld, "
            "\"received\": %ld, \"lost\": %ld, \"failed\": %ld, \"rate\": %.1f, ", elapsed, conc, size, sent, received,
            lost, failed, received / elapsed);
+    lg_print_timeline(elapsed);
     lg_print_errors();
     printf("}\n");
     return 0;
