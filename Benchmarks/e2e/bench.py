@@ -112,6 +112,14 @@ def raise_nofile(need: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
+def keep_logs(workdir: Path, dest: Path) -> None:
+    """Copies what the relay, client and servers logged (small: lifecycle lines) next to the results."""
+    for log in workdir.glob("*/*.log"):
+        target = dest / log.parent.name / log.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(log, target)
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -131,6 +139,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--tcp-cc-concurrency", type=int, help="connects in flight in the connection-rate test")
     ap.add_argument("--udp-window", type=int, help="requests in flight on the one UDP socket")
     ap.add_argument("--udp-concurrency", type=int, help="sockets in flight in the new-socket UDP test")
+    ap.add_argument("--tests", default=",".join(measure.GROUPS),
+                    help=f"comma-separated subset of {','.join(measure.GROUPS)} (default all)")
     ap.add_argument("--client-arg", action="append", default=[], help="extra argument for `sluice up` (repeatable)")
     ap.add_argument("--relay-arg", action="append", default=[], help="extra argument for `sluice relay` (repeatable)")
     ap.add_argument("--time-limit", type=float, help="hard limit for the whole run in seconds (full 900, quick 240)")
@@ -140,6 +150,9 @@ def main(argv: list[str]) -> int:
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if not modes or any(m not in ("kernel", "sluice") for m in modes):
         ap.error("--modes takes kernel and/or sluice")
+    groups = tuple(t.strip() for t in args.tests.split(",") if t.strip())
+    if not groups or any(t not in measure.GROUPS for t in groups):
+        ap.error(f"--tests takes some of {','.join(measure.GROUPS)}")
     if os.geteuid() != 0:
         say("bench: it makes network namespaces and a TUN device: run it as root")
         return 2
@@ -155,7 +168,7 @@ def main(argv: list[str]) -> int:
     for name in ("iperf_seconds", "rate_seconds", "flows", "tcp_cc_concurrency", "udp_window", "udp_concurrency"):
         if getattr(args, name) is not None:
             setattr(s, name, getattr(args, name))
-    s.client_args, s.relay_args = args.client_arg, args.relay_arg
+    s.client_args, s.relay_args, s.groups = args.client_arg, args.relay_arg, groups
     limit = args.time_limit or (240 if args.quick else 900)
 
     raise_nofile(s.flows + 4096)
@@ -171,6 +184,8 @@ def main(argv: list[str]) -> int:
         say(f"bench: warning: load average {load_before[0]:.2f} before the start — other work shares the CPUs "
             "and will lower the figures")
     started = datetime.datetime.now(datetime.timezone.utc)
+    stamp = started.strftime("%Y%m%dT%H%M%SZ")
+    out = Path(args.out)
     t0 = time.monotonic()
     results: dict[str, dict] = {}
     workdir = Path(tempfile.mkdtemp(prefix="sluice-bench-"))
@@ -184,6 +199,7 @@ def main(argv: list[str]) -> int:
         return 1
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        keep_logs(workdir, out / f"bench-{stamp}-logs")
         shutil.rmtree(workdir, ignore_errors=True)
     elapsed = time.monotonic() - t0
 
@@ -193,7 +209,6 @@ def main(argv: list[str]) -> int:
     git, machine = git_info(), machine_info()
     machine["loadavg_before"] = [round(x, 2) for x in load_before]
     machine["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
-    stamp = started.strftime("%Y%m%dT%H%M%SZ")
     report = {
         "schema": 1,
         "started": started.isoformat(timespec="seconds"),
@@ -205,7 +220,6 @@ def main(argv: list[str]) -> int:
         "modes": results,
         "metrics": rows,
     }
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     json_path, svg_path = out / f"bench-{stamp}.json", out / f"bench-{stamp}.svg"
     json_path.write_text(json.dumps(report, indent=2) + "\n")
@@ -221,9 +235,12 @@ def main(argv: list[str]) -> int:
     errors = {f"{m}/{k}": v for m, r in results.items() for k, v in r.get("errors", {}).items()}
     for k, v in errors.items():
         print(f"error: {k}: {v.splitlines()[0]}")
+    for m, r in results.items():
+        for n in r.get("notes", []):
+            print(f"note: {m}: {n}")
     if load_before[0] >= 0.5:
         print(f"note: load average was {load_before[0]:.2f} before the start: other work shared the CPUs")
-    print(f"({elapsed:.0f} s) results: {json_path}  chart: {svg_path}")
+    print(f"({elapsed:.0f} s) results: {json_path}  chart: {svg_path}  logs: {out / f'bench-{stamp}-logs'}")
     if errors:
         return 1
     if args.strict and any(r["verdict"] == "FAIL" for r in rows):

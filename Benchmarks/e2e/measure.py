@@ -4,13 +4,14 @@ The tests run in groups, each (in sluice mode) on a freshly started relay and cl
 left-overs — UDP mappings waiting for their timeout, lwIP connections in TIME_WAIT, memory the allocator
 kept — do not colour the next one:
 
-  A  idle client RSS; UDP request/response on one socket, then with a new socket per request
-     (client RSS sampled throughout)
-  B  N idle TCP flows held open: client RSS before and after → KiB per flow
-  C  new TCP connections per second
-  (A and C end with the same tests at one request or connection in flight: their latency, which
-   explains a low rate — a rate at N in flight is at most N / latency)
-  D  iperf3: 1 stream up, 1 stream down (client+relay CPU time per GB), 4 streams up and down
+  udp         idle client RSS; UDP request/response on one socket, then with a new socket per request
+              (client RSS sampled throughout)
+  idle_flows  N idle TCP flows held open: client RSS before and after → KiB per flow
+  tcp_cc      new TCP connections per second
+  iperf       iperf3: 1 stream up, 1 stream down (client+relay CPU time per GB), 4 streams up and down
+
+udp and tcp_cc end with the same tests at one request or connection in flight: their latency, which
+explains a low rate (a rate at N in flight is at most N / latency).
 
 In kernel mode the same tests run over plain forwarding: the ceiling. A failing test records its error
 and the others still run. Processes are started through the E2E harness and stopped by pid.
@@ -36,6 +37,7 @@ import netns
 CLOSE_PORT, HOLD_PORT, UDP_PORT, IPERF_PORT = 9100, 9101, 9102, 5201
 SERVER = netns.SERVER_V4
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+GROUPS = ("udp", "idle_flows", "tcp_cc", "iperf")  # the order they run in; see the module comment
 
 
 @dataclass
@@ -50,6 +52,7 @@ class Settings:
     hold_concurrency: int = 64
     latency_seconds: float = 3.0
     settle_seconds: float = 1.0
+    groups: tuple = GROUPS
     client_args: list = field(default_factory=list)
     relay_args: list = field(default_factory=list)
 
@@ -136,6 +139,7 @@ class ModeRun:
         self.figures: dict[str, float] = {}
         self.details: dict[str, object] = {}
         self.errors: dict[str, str] = {}
+        self.notes: list[str] = []  # anomalies an average hides: stalls, timeouts, losses
         self.relay: h.Proc | None = None
         self.client: h.Proc | None = None
         self._keys: tuple[h.KeyPair, h.KeyPair] | None = None
@@ -148,32 +152,24 @@ class ModeRun:
                 # Room for the connection-rate test: ports are reused within seconds at ~16k/s.
                 self.topo.sysctl(ns, "net.ipv4.ip_local_port_range", "1024 65535")
             self._start_servers()
-            self._group("A", [("udp", self.test_udp)])
-            self._group("B", [("idle_flows", self.test_idle_flows)])
-            self._group("C", [("tcp_cc", self.test_tcp_cc)])
-            self._group("D", [("iperf3", self.test_iperf)])
+            for key in GROUPS:
+                if key in self.s.groups:
+                    self._group(key, getattr(self, f"test_{key}"))
         finally:
             self.runner.close()
             self.topo.destroy()
-        return {"figures": self.figures, "details": self.details, "errors": self.errors}
+        return {"figures": self.figures, "details": self.details, "errors": self.errors, "notes": self.notes}
 
-    def _group(self, name: str, tests: list) -> None:
+    def _group(self, key: str, test: Callable[[], None]) -> None:
+        """One group of tests on a tunnel of its own; an error is recorded, not raised."""
         try:
             self._tunnel_up()
+            test()
+            self._check_alive()
+        except (KeyboardInterrupt, SystemExit):
+            raise
         except Exception as e:
-            for key, _ in tests:
-                self._error(key, f"tunnel did not come up: {e}")
-            self._tunnel_down()
-            return
-        try:
-            for key, test in tests:
-                try:
-                    test()
-                    self._check_alive()
-                except (KeyboardInterrupt, SystemExit):
-                    raise
-                except Exception as e:
-                    self._error(key, f"{type(e).__name__}: {e}", traceback.format_exc())
+            self._error(key, f"{type(e).__name__}: {e}", traceback.format_exc())
         finally:
             self._tunnel_down()
 
@@ -239,7 +235,26 @@ class ModeRun:
         cp = self.topo.exec(self.topo.client, [self.loadgen, *map(str, args)], timeout=timeout)
         if cp.returncode != 0:
             raise RuntimeError(f"loadgen {args[0]} exited {cp.returncode}: {cp.stderr.strip()}")
-        return json.loads(cp.stdout.strip().splitlines()[-1])
+        r = json.loads(cp.stdout.strip().splitlines()[-1])
+        self._note_anomalies(r)
+        return r
+
+    def _note_anomalies(self, r: dict) -> None:
+        """Seconds without a single completion, timeouts, losses and failures of one rate test."""
+        per = r.get("per_second", [])
+        whole = per[:-1] if len(per) > 1 else per  # the last second is partial
+        found = []
+        idle = sum(1 for n in whole if n == 0)
+        if idle:
+            found.append(f"{idle} of {len(whole)} s without a single completion")
+        for what in ("timeouts", "lost", "failed"):
+            if r.get(what):
+                found.append(f"{r[what]:,} {what if what != 'timeouts' else 'timed out'}")
+        if found:
+            in_flight = r.get("concurrency", r.get("window"))
+            note = f"{r['test']} ({in_flight} in flight): {', '.join(found)}; per second: {per}"
+            self.notes.append(note)
+            self.say(f"  [{self.mode}] note: {note}")
 
     # -- the tests -----------------------------------------------------------------------------------
     def test_udp(self) -> None:
@@ -341,6 +356,7 @@ class ModeRun:
             self.say(f"  [{self.mode}] {key}, 1 in flight: {r['rate']:,.0f}/s = {1e6 / r['rate']:,.0f} µs each")
 
     def test_iperf(self) -> None:
+        """iperf3 1 and 4 streams, both ways; a failing run is recorded and the next still runs."""
         for streams in (1, 4):
             for direction in ("up", "down"):
                 key = f"tcp{streams}_{direction}"
