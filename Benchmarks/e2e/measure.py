@@ -10,7 +10,7 @@ kept — do not colour the next one:
   tcp_cc      new TCP connections per second
   iperf       iperf3: 1 stream up, 1 stream down (client+relay CPU time per GB), 4 streams up and down
 
-udp and tcp_cc end with the same tests at one request or connection in flight: their latency, which
+udp and tcp_cc start with the same tests at one request or connection in flight: their latency, which
 explains a low rate (a rate at N in flight is at most N / latency).
 
 In kernel mode the same tests run over plain forwarding: the ceiling. A failing test records its error
@@ -19,6 +19,7 @@ and the others still run. Processes are started through the E2E harness and stop
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -264,10 +265,11 @@ class ModeRun:
             idle = steady_rss_kib(self.client.pid)
             self.figures["rss_idle_mib"] = idle / 1024
             self.say(f"  [{self.mode}] client RSS idle {idle / 1024:.1f} MiB")
-        sampler = RssSampler(self.client.pid) if self.client else None
-        if sampler:
-            sampler.__enter__()
-        try:
+        with RssSampler(self.client.pid) if self.client else contextlib.nullcontext() as sampler:
+            # One in flight first: short, and a later test's trouble (a stall) cannot leak into it.
+            for test, key in (("udp-rr", "udp_rr"), ("udp-new", "udp_new")):
+                self._latency(key, self._loadgen(test, SERVER, UDP_PORT, s.latency_seconds, 1, s.udp_size,
+                                                 timeout=s.latency_seconds + 20))
             r = self._loadgen("udp-rr", SERVER, UDP_PORT, s.rate_seconds, s.udp_window, s.udp_size,
                               timeout=s.rate_seconds + 20)
             self.figures["udp_rr_per_s"] = r["rate"]
@@ -278,16 +280,10 @@ class ModeRun:
             self.figures["udp_new_per_s"] = r["rate"]
             self.details["udp_new"] = r
             self.say(f"  [{self.mode}] UDP new socket each {r['rate']:,.0f} req/s (lost {r['lost']})")
-            for test, key in (("udp-rr", "udp_rr"), ("udp-new", "udp_new")):
-                r = self._loadgen(test, SERVER, UDP_PORT, s.latency_seconds, 1, s.udp_size,
-                                  timeout=s.latency_seconds + 20)
-                self._latency(key, r)
-        finally:
-            if sampler:
-                peak = sampler.stop()
-                self.figures["rss_udp_mib"] = peak / 1024
-                self.details["rss_udp_samples"] = sampler.samples
-                self.say(f"  [{self.mode}] client RSS peak during UDP {peak / 1024:.1f} MiB")
+        if sampler:
+            self.figures["rss_udp_mib"] = sampler.peak / 1024
+            self.details["rss_udp_samples"] = sampler.samples
+            self.say(f"  [{self.mode}] client RSS peak during UDP {sampler.peak / 1024:.1f} MiB")
 
     def test_idle_flows(self) -> None:
         s = self.s
@@ -339,14 +335,14 @@ class ModeRun:
 
     def test_tcp_cc(self) -> None:
         s = self.s
+        self._latency("tcp_cc", self._loadgen("tcp-cc", SERVER, CLOSE_PORT, s.latency_seconds, 1,
+                                              timeout=s.latency_seconds + 20))
         r = self._loadgen("tcp-cc", SERVER, CLOSE_PORT, s.rate_seconds, s.tcp_cc_concurrency,
                           timeout=s.rate_seconds + 20)
         self.figures["tcp_cc_per_s"] = r["rate"]
         self.details["tcp_cc"] = r
         self.say(f"  [{self.mode}] new TCP connections {r['rate']:,.0f}/s "
                  f"(failed {r['failed']}, timeouts {r['timeouts']})")
-        r = self._loadgen("tcp-cc", SERVER, CLOSE_PORT, s.latency_seconds, 1, timeout=s.latency_seconds + 20)
-        self._latency("tcp_cc", r)
 
     def _latency(self, key: str, r: dict) -> None:
         """One in flight: the mean time of one request (or connect-and-close) is the inverse of the rate."""
@@ -381,13 +377,9 @@ class ModeRun:
                 argv.append("-R")
             procs = [p for p in (self.client, self.relay) if p is not None]
             cpu0 = [cpu_seconds(p.pid) for p in procs]
-            peak = RssSampler(self.client.pid, interval=0.1) if self.client else None
-            if peak:
-                peak.__enter__()
-            try:
+            with RssSampler(self.client.pid, interval=0.1) if self.client else contextlib.nullcontext() as peak:
                 cp = self.topo.exec(self.topo.client, argv, timeout=s.iperf_seconds + 30)
-            finally:
-                rss_peak = peak.stop() if peak else None
+            rss_peak = peak.peak if peak else None
             cpu = [cpu_seconds(p.pid) - c for p, c in zip(procs, cpu0)]
             try:
                 out = json.loads(cp.stdout)
