@@ -5,6 +5,9 @@
 #   make e2e     only the end-to-end suite against $(SLUICE_BIN); E2E_ARGS go to pytest
 #   make e2e-kernel  the end-to-end harness against plain kernel forwarding (no binary needed)
 #   make demo    deps, release build, scripts/demo.sh (as root)
+#   make bench   deps, release build, end-to-end benchmark: Sluice against kernel forwarding (as root;
+#                table on stdout, JSON + SVG in bench-results/); BENCH_ARGS go to Benchmarks/e2e/bench.py
+#   make bench-quick  the same in under two minutes (shorter tests, 2,000 idle flows)
 #   make clean
 
 SHELL := /bin/bash
@@ -14,8 +17,12 @@ SWIFT ?= swift
 SLUICE_BIN ?= .build/release/sluice
 export SLUICE_BIN
 E2E_ARGS ?=
+BENCH_ARGS ?=
+# The benchmark makes namespaces and a TUN: root, through sudo when not already.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+BENCH = $(SUDO) env SLUICE_BIN=$(SLUICE_BIN) timeout -k 30 1500 python3 Benchmarks/e2e/bench.py
 
-.PHONY: all build deps unit test e2e e2e-kernel demo clean
+.PHONY: all build deps unit test e2e e2e-kernel demo bench bench-quick clean
 
 all: build
 
@@ -44,6 +51,12 @@ e2e-kernel:
 demo: deps build
 	scripts/demo.sh
 
+bench: deps build
+	$(BENCH) $(BENCH_ARGS)
+
+bench-quick: deps build
+	$(BENCH) --quick $(BENCH_ARGS)
+
 clean:
 	rm -rf .build
-	find Tests/E2E -name __pycache__ -type d -prune -exec rm -rf {} +
+	find Tests/E2E Benchmarks -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Sluice's end-to-end benchmark: the same tests through Sluice and through plain kernel forwarding.
+
+    sudo python3 Benchmarks/e2e/bench.py [--quick] [--out DIR]     (or: make bench / make bench-quick)
+
+For each mode — "kernel" (the relay namespace forwards: the ceiling), then "sluice" (relay and client
+processes, encrypted carriers) — it builds the three namespaces of Tests/E2E/netns.py, starts a C load
+server and iperf3 in the server namespace, runs the tests of measure.py, and removes everything again.
+Then it prints a table (Sluice, ceiling, % of ceiling, target, verdict) on stdout, and writes
+DIR/bench-<timestamp>.json (every figure, the commit, the machine) and DIR/bench-<timestamp>.svg.
+Progress goes to stderr. Exit status: 0 when every test ran (whatever the verdicts; with --strict,
+3 when a target is missed), 1 when a test could not run, 2 for bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import os
+import platform
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO / "Tests" / "E2E"))
+sys.path.insert(0, str(HERE))
+
+import chart  # noqa: E402
+import harness as h  # noqa: E402
+import measure  # noqa: E402
+import metrics  # noqa: E402
+import netns  # noqa: E402
+
+
+def say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _out(argv: list[str]) -> str:
+    try:
+        cp = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+        return (cp.stdout or cp.stderr).strip() if cp.returncode == 0 else ""
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def git_info() -> dict:
+    g = ["git", "-c", f"safe.directory={REPO}", "-C", str(REPO)]
+    return {
+        "commit": _out([*g, "rev-parse", "HEAD"]) or "unknown",
+        "describe": _out([*g, "describe", "--always", "--dirty"]),
+        "branch": _out([*g, "rev-parse", "--abbrev-ref", "HEAD"]),
+        "subject": _out([*g, "log", "-1", "--format=%s"]),
+    }
+
+
+def machine_info() -> dict:
+    model = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+        mem_kib = next(int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemTotal:"))
+    except (OSError, StopIteration):
+        mem_kib = 0
+    os_name = ""
+    try:
+        os_name = next(l.split("=", 1)[1].strip().strip('"') for l in open("/etc/os-release")
+                       if l.startswith("PRETTY_NAME="))
+    except (OSError, StopIteration):
+        pass
+    return {
+        "nproc": len(os.sched_getaffinity(0)),
+        "cpu_model": model,
+        "kernel": platform.release(),
+        "os": os_name,
+        "memory_mib": mem_kib // 1024,
+        "hostname": platform.node(),
+        "iperf3": _out(["iperf3", "--version"]).splitlines()[0] if _out(["iperf3", "--version"]) else "",
+        "gcc": _out(["gcc", "-dumpfullversion"]),
+        "python": platform.python_version(),
+        "sluice": _out([h.sluice_bin(), "--version"]),
+    }
+
+
+def compile_loadgen(workdir: Path) -> Path:
+    out = workdir / "loadgen"
+    cp = subprocess.run(["gcc", "-O2", "-Wall", "-o", str(out), str(HERE / "loadgen.c")], capture_output=True,
+                        text=True, timeout=60)
+    if cp.returncode != 0:
+        raise RuntimeError(f"gcc could not build loadgen.c:\n{cp.stderr}")
+    return out
+
+
+def raise_nofile(need: int) -> None:
+    """Every child inherits this: the relay, the server and the hold client each keep `need` sockets."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = max(need, soft)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(want, soft), max(want, hard)))
+    except (ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def keep_logs(workdir: Path, dest: Path) -> None:
+    """Copies what the relay, client and servers logged (small: lifecycle lines) next to the results."""
+    for log in workdir.glob("*/*.log"):
+        target = dest / log.parent.name / log.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(log, target)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _expired(signum, frame):
+    raise TimeoutError("the benchmark ran past its time limit")
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="2 s per test, 2,000 idle flows: fits in two minutes")
+    ap.add_argument("--out", default=str(REPO / "bench-results"), help="where the JSON and SVG go")
+    ap.add_argument("--modes", default="kernel,sluice", help="comma-separated, in order (default kernel,sluice)")
+    ap.add_argument("--iperf-seconds", type=float, help="duration of each iperf3 run (full 10, quick 2)")
+    ap.add_argument("--rate-seconds", type=float, help="duration of each rate test (full 10, quick 2)")
+    ap.add_argument("--flows", type=int, help="idle TCP flows to hold (full 10000, quick 2000)")
+    ap.add_argument("--tcp-cc-concurrency", type=int, help="connects in flight in the connection-rate test")
+    ap.add_argument("--udp-window", type=int, help="requests in flight on the one UDP socket")
+    ap.add_argument("--udp-concurrency", type=int, help="sockets in flight in the new-socket UDP test")
+    ap.add_argument("--tests", default=",".join(measure.GROUPS),
+                    help=f"comma-separated subset of {','.join(measure.GROUPS)} (default all)")
+    ap.add_argument("--client-arg", action="append", default=[], help="extra argument for `sluice up` (repeatable)")
+    ap.add_argument("--relay-arg", action="append", default=[], help="extra argument for `sluice relay` (repeatable)")
+    ap.add_argument("--time-limit", type=float, help="hard limit for the whole run in seconds (full 900, quick 240)")
+    ap.add_argument("--strict", action="store_true", help="exit 3 when a target is missed")
+    args = ap.parse_args(argv)
+
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not modes or any(m not in ("kernel", "sluice") for m in modes):
+        ap.error("--modes takes kernel and/or sluice")
+    groups = tuple(t.strip() for t in args.tests.split(",") if t.strip())
+    if not groups or any(t not in measure.GROUPS for t in groups):
+        ap.error(f"--tests takes some of {','.join(measure.GROUPS)}")
+    if os.geteuid() != 0:
+        say("bench: it makes network namespaces and a TUN device: run it as root")
+        return 2
+    missing = [t for t in ("ip", "ss", "iperf3", "gcc") if shutil.which(t) is None]
+    if missing:
+        say(f"bench: missing {', '.join(missing)}; run scripts/deps.sh")
+        return 2
+    if "sluice" in modes and not os.access(h.sluice_bin(), os.X_OK):
+        say(f"bench: {h.sluice_bin()} not found; run 'swift build -c release --product sluice' (make build)")
+        return 2
+
+    s = dataclasses.replace(measure.QUICK if args.quick else measure.FULL)
+    for name in ("iperf_seconds", "rate_seconds", "flows", "tcp_cc_concurrency", "udp_window", "udp_concurrency"):
+        if getattr(args, name) is not None:
+            setattr(s, name, getattr(args, name))
+    s.client_args, s.relay_args, s.groups = args.client_arg, args.relay_arg, groups
+    limit = args.time_limit or (240 if args.quick else 900)
+
+    raise_nofile(s.flows + 4096)
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGALRM, _expired)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    for ns in netns.gc("bench"):
+        say(f"bench: removed leftover namespace {ns} (its creator is gone)")
+
+    load_before = os.getloadavg()
+    if load_before[0] >= 0.5:
+        say(f"bench: warning: load average {load_before[0]:.2f} before the start — other work shares the CPUs "
+            "and will lower the figures")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    stamp = started.strftime("%Y%m%dT%H%M%SZ")
+    out = Path(args.out)
+    t0 = time.monotonic()
+    results: dict[str, dict] = {}
+    workdir = Path(tempfile.mkdtemp(prefix="sluice-bench-"))
+    try:
+        loadgen = compile_loadgen(workdir)
+        for mode in modes:
+            say(f"bench: {mode} mode ({'quick' if args.quick else 'full'})")
+            results[mode] = measure.ModeRun(mode, s, workdir, loadgen, say).run()
+    except (KeyboardInterrupt, TimeoutError) as e:
+        say(f"bench: stopped ({e}); everything it made is removed")
+        return 1
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        keep_logs(workdir, out / f"bench-{stamp}-logs")
+        shutil.rmtree(workdir, ignore_errors=True)
+    elapsed = time.monotonic() - t0
+
+    sluice = results.get("sluice", {}).get("figures", {})
+    ceiling = results.get("kernel", {}).get("figures", {})
+    rows = metrics.compare(sluice, ceiling)
+    git, machine = git_info(), machine_info()
+    machine["loadavg_before"] = [round(x, 2) for x in load_before]
+    machine["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
+    report = {
+        "schema": 1,
+        "started": started.isoformat(timespec="seconds"),
+        "seconds": round(elapsed, 1),
+        "quick": args.quick,
+        "git": git,
+        "machine": machine,
+        "settings": {k: v for k, v in vars(s).items()},
+        "modes": results,
+        "metrics": rows,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    json_path, svg_path = out / f"bench-{stamp}.json", out / f"bench-{stamp}.svg"
+    json_path.write_text(json.dumps(report, indent=2) + "\n")
+    title = f"Sluice end-to-end benchmark{' (quick)' if args.quick else ''} — {git['describe'] or git['commit'][:12]}"
+    subtitle = (f"{started:%Y-%m-%d %H:%M} UTC · {machine['nproc']} CPUs, {machine['cpu_model']} · "
+                f"kernel {machine['kernel']} · iperf3 {s.iperf_seconds:g} s, rate tests {s.rate_seconds:g} s, "
+                f"{s.flows:,} idle flows")
+    svg_path.write_text(chart.render(rows, title, subtitle))
+
+    print(f"Sluice benchmark{' (quick)' if args.quick else ''} — commit {git['describe'] or git['commit']} — "
+          f"{machine['nproc']} CPUs, {machine['cpu_model']}, kernel {machine['kernel']}")
+    print(metrics.table(rows))
+    errors = {f"{m}/{k}": v for m, r in results.items() for k, v in r.get("errors", {}).items()}
+    for k, v in errors.items():
+        print(f"error: {k}: {v.splitlines()[0]}")
+    for m, r in results.items():
+        for n in r.get("notes", []):
+            print(f"note: {m}: {n}")
+    if load_before[0] >= 0.5:
+        print(f"note: load average was {load_before[0]:.2f} before the start: other work shared the CPUs")
+    print(f"({elapsed:.0f} s) results: {json_path}  chart: {svg_path}  logs: {out / f'bench-{stamp}-logs'}")
+    if errors:
+        return 1
+    if args.strict and any(r["verdict"] == "FAIL" for r in rows):
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
