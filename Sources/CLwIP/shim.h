@@ -15,6 +15,7 @@
 #include <lwip/timeouts.h>
 #include <lwip/inet_chksum.h>
 #include <lwip/nd6.h>
+#include <lwip/priv/tcp_priv.h>
 #include <string.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -140,3 +141,23 @@ static inline void sluice_tcp_detach(struct tcp_pcb *pcb) {
     tcp_err(pcb, NULL);
     tcp_poll(pcb, NULL, 0);
 }
+
+/// Removes a TIME_WAIT pcb holding the 4-tuple of a new connection. An application that reuses a
+/// source port (after walking its ephemeral range) sends a fresh SYN for a tuple lwIP still keeps
+/// in TIME_WAIT, which lwIP would answer with a bare ACK instead of accepting it, as a kernel
+/// server would. Returns 1 when one was removed.
+static inline int sluice_tcp_drop_timewait(const uint8_t local[16], uint16_t local_port,
+                                           const uint8_t remote[16], uint16_t remote_port) {
+    uint8_t l[16], r[16];
+    for (struct tcp_pcb *pcb = tcp_tw_pcbs; pcb != NULL; pcb = pcb->next) {
+        if (pcb->local_port != local_port || pcb->remote_port != remote_port) continue;
+        sluice_copy_addr(&pcb->local_ip, l);
+        sluice_copy_addr(&pcb->remote_ip, r);
+        if (memcmp(l, local, 16) == 0 && memcmp(r, remote, 16) == 0) {
+            tcp_abort(pcb);
+            return 1;
+        }
+    }
+    return 0;
+}
+

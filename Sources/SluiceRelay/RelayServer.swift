@@ -84,6 +84,8 @@ public final class RelayServer {
                 return
             }
             guard case .done(let (socket, peer)) = accepted else { return }
+            // Carriers carry small frames (OPEN, OPEN_OK, CREDIT) that must not wait for Nagle.
+            socket.setNoDelay()
             let peerText = peer.map { "\($0)" } ?? "?"
             let handshake = InboundHandshake(socket: socket, peer: peerText, relay: self, loop: loop)
             handshakes[socket.fd] = handshake

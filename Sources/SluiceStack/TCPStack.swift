@@ -21,6 +21,7 @@ public struct StackCounters: Sendable {
     public var droppedUnsupported = 0
     public var droppedLoopback = 0
     public var resetsSent = 0
+    public var timeWaitReused = 0
 }
 
 /// lwIP, owned by one thread, terminating TCP to any IPv4 or IPv6 destination.
@@ -120,6 +121,7 @@ public final class TCPStack {
     public func admit(_ key: FlowKey) {
         guard let syn = heldSYNs.removeValue(forKey: key) else { return }
         admitted.insert(key)
+        dropTimeWait(key)
         syn.withUnsafeBytes { feed($0, destination: key.destination) }
     }
 
@@ -167,6 +169,17 @@ public final class TCPStack {
         }
         sluice_tcp_listen_set_port(listener, destination.port)
         if sluice_netif_input(netif, p) != err_t(ERR_OK.rawValue) { pbuf_free(p) }
+    }
+
+    /// A new SYN for a 4-tuple lwIP still holds in TIME_WAIT would get a bare ACK; a kernel server
+    /// accepts it, so the old connection's remains go first.
+    private func dropTimeWait(_ key: FlowKey) {
+        var local = [UInt8](repeating: 0, count: 16), remote = [UInt8](repeating: 0, count: 16)
+        local.withUnsafeMutableBytes { key.destination.address.store(into: $0, at: 0) }
+        remote.withUnsafeMutableBytes { key.application.address.store(into: $0, at: 0) }
+        if sluice_tcp_drop_timewait(local, key.destination.port, remote, key.application.port) != 0 {
+            counters.timeWaitReused += 1
+        }
     }
 
     // MARK: flow bookkeeping
