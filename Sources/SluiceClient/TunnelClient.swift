@@ -43,16 +43,16 @@ public final class TunnelClient: TCPStackDelegate {
         loop = try EventLoop()
         let host = try HostSetup(tun: settings.tunName)
         self.host = host
+        let offloaded: Bool
         do {
-            tun = try TunDevice(name: settings.tunName, options: TunDevice.Options(vnetHeader: settings.tunOffload))
-            if settings.tunOffload { try tun.setOffloads(TunOffload.flags) }
+            (tun, offloaded) = try TunOffload.open(name: settings.tunName, offloads: settings.tunOffload)
         } catch {
             host.teardown()
             throw error
         }
         do {
             try host.install(settings: settings, interface: tun.name)
-            if settings.tunOffload { coalescer = TunOffload.coalescer(for: tun) }
+            if offloaded { coalescer = TunOffload.coalescer(for: tun) }
             stack = try TCPStack(mtu: settings.mtu) { [unowned self] packet in self.writeTUN(packet) }
         } catch {
             teardownHost()
