@@ -75,7 +75,11 @@ final class AssociationLink: MuxStreamHandler {
                 result = try relay.scratch.withUnsafeMutableBytes { try socket.receive(datagramInto: $0) }
             } catch {
                 // With IP_RECVERR an ICMP error surfaces here as the errno; the details are queued.
-                drainErrors()
+                // Any other failure, with nothing queued, ends this round instead of spinning.
+                if drainErrors() == 0 {
+                    Log.debug("client \(client): UDP association \(stream.id): \(error)", "relay")
+                    return
+                }
                 continue
             }
             guard case .done(let (n, source)) = result else { return }
@@ -86,11 +90,15 @@ final class AssociationLink: MuxStreamHandler {
         }
     }
 
-    private func drainErrors() {
-        guard let socket else { return }
+    @discardableResult
+    private func drainErrors() -> Int {
+        guard let socket else { return 0 }
+        var drained = 0
         while let entry = socket.readQueuedError() {
+            drained += 1
             if let destination = entry.destination { report(entry.code, info: entry.info, destination: destination) }
         }
+        return drained
     }
 
     /// Turns a socket error about a datagram to `destination` into DATAGRAM_ERROR for the client.
