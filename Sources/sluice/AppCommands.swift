@@ -46,16 +46,30 @@ enum AppCommands {
             _ = try? request(.done(group: name), tun: tun)
             throw CommandFailure(message: "fork: \(String(cString: strerror(e)))", exitCode: 1)
         }
-        // ^C and ^\ reach the program (same process group); this process stays to clean up.
-        signal(SIGINT, SIG_IGN)
-        signal(SIGQUIT, SIG_IGN)
-        var status: Int32 = 0
-        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        let status = waitForwardingSignals(child)
         if case .error(let message) = (try? request(.done(group: name), tun: tun)) ?? .ok("") {
             Log.warning(message)
         }
         let signalNumber = status & 0x7f
         exit(signalNumber == 0 ? (status >> 8) & 0xff : 128 + signalNumber)
+    }
+
+    /// Waits for `child` and returns its wait status. SIGTERM and SIGHUP sent to `exec` are passed
+    /// on to the program; SIGINT and SIGQUIT from the terminal reach the program directly (same
+    /// process group), so here they are only kept from ending `exec` before it has cleaned up.
+    private static func waitForwardingSignals(_ child: pid_t) -> Int32 {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signo in [SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGCHLD] { sigaddset(&set, signo) }
+        sigprocmask(SIG_BLOCK, &set, nil)
+        var status: Int32 = 0
+        while true {
+            let done = waitpid(child, &status, WNOHANG)
+            if done == child || (done < 0 && errno != EINTR) { return status }
+            var signo: Int32 = 0
+            guard sigwait(&set, &signo) == 0 else { continue }
+            if signo == SIGTERM || signo == SIGHUP { kill(child, signo) }
+        }
     }
 
     /// `sluice cgroup add|del PID`.

@@ -78,7 +78,7 @@ class PerApp:
     def group_dir(self) -> Path:
         return Path(self.cgroot) / "sluice" / TUN
 
-    def up(self, route_all: bool = False):
+    def up(self, route_all: bool = False, extra=()):
         argv = [h.sluice_bin(), "up", "--relay", f"{netns.RELAY_CLIENT_SIDE_V4}:{h.RELAY_PORT}",
                 "--relay-public-key", self.relay_key.public, "--private-key", str(self.client_key.path),
                 "--tun", TUN, "--log-level", "debug"]
@@ -86,6 +86,7 @@ class PerApp:
             argv += ["--address", a]
         if route_all:
             argv += ["--route-all", "--route-local", "--dns", netns.SERVER_V4]
+        argv += list(extra)
         self.client = self.runner.start("client", self.jail.argv(argv))
         h.wait_for(lambda: self.jail.run(["test", "-S", f"/run/sluice/{TUN}.sock"]).returncode == 0
                    or not self.client.alive(), 20, what="the control socket")
@@ -267,11 +268,34 @@ def test_cgroup_add_moves_a_running_process(perapp):
     assert p.leftovers() == []
 
 
+def test_app_cgroup_routes_an_existing_group(perapp):
+    p = perapp
+    relative = f"sluice-e2e-{os.getpid()}"  # a group of someone else's, like a systemd unit
+    group = Path(p.cgroot) / relative
+    group.mkdir()
+    try:
+        p.up(extra=["--app-cgroup", relative])
+        inside = ["sh", "-c", f"echo $$ > {group}/cgroup.procs && exec " + " ".join(p.curl_argv(netns.SERVER_V4, 5))]
+        cp = p.jail.run(inside)
+        assert cp.returncode == 0 and json.loads(cp.stdout)["peer"] == netns.RELAY_SERVER_SIDE_V4, cp
+        assert p.peer(netns.SERVER_V4) == netns.CLIENT_V4
+        p.stop()
+        assert p.leftovers() == []
+        assert group.is_dir(), "the group was not Sluice's to remove"
+    finally:
+        h.wait_for(lambda: not (group / "cgroup.procs").read_text().strip(), 10, what="the group to empty")
+        group.rmdir()
+
+
 def test_sluice_down_cleans_up_after_a_crash(perapp):
     p = perapp
     p.up()
+    # A program still running in a group: `down` moves it out so the group can go.
+    sleeper = p.runner.start("sleeper", p.jail.argv([h.sluice_bin(), "exec", "--tun", TUN, "--", "sleep", "60"]))
+    h.wait_for(lambda: any(p.group_dir.glob("app-*")), 10, what="the sleeper's group")
     p.client.kill()  # SIGKILL: nothing is undone
     assert p.group_dir.exists()
     cp = p.jail.run([h.sluice_bin(), "down", "--tun", TUN])
     assert cp.returncode == 0, cp
     assert p.leftovers() == []
+    assert sleeper.stop(timeout=10) == 128 + 15, "SIGTERM is passed on to the program"
