@@ -113,6 +113,10 @@ enum AppCommands {
         do {
             return try ControlClient.send(request, tun: tun)
         } catch {
+            if case .notUp = error, access(HostState.path(for: tun), F_OK) == 0 {
+                throw CommandFailure(message: "tunnel \(tun) is up but without per-application routing: its sluice up found no cgroup v2 "
+                    + "mount under /sys/fs/cgroup (was it started with `ip netns exec`, which hides it? see its log)", exitCode: 1)
+            }
             throw CommandFailure(message: "\(error)", exitCode: 1)
         }
     }
