@@ -27,6 +27,9 @@ public struct ClientSettings: Sendable {
     public var killSwitch = false
     /// Tunnel IPv6 off; IPv6 blocked while up (`--no-ipv6`).
     public var blockIPv6 = false
+    /// Existing cgroups (relative to the cgroup2 root) whose traffic is routed like that of
+    /// `sluice exec` (`--app-cgroup`).
+    public var appCGroups: [String] = []
     public var udpTimeoutMilliseconds: UInt64 = 60_000
     public var maxUDPMappings = 1024
     /// Open the TUN with IFF_VNET_HDR and TSO/checksum offloads (super-packets both ways).

@@ -16,6 +16,8 @@ final class HostSetup {
     let statePath: String
     private var state: HostState
     private var routing: HostRouting?
+    /// The cgroup2 mount when per-application routing is installed (`HostSetup+Apps.swift`).
+    var appMount: CGroupMount?
 
     /// Undoes what a crashed `up` of this tunnel left (per its record), then records this process as
     /// the owner. Throws, changing nothing, if a live `up` owns the tunnel or the record belongs to
@@ -50,6 +52,7 @@ final class HostSetup {
             // must still enter the tunnel (with --route-all everything does anyway).
             plan += HostRouting.dnsCapturePlan(interface: interface, dnsTable: settings.table + 1, fwmark: settings.fwmark)
         }
+        plan += try appPlan(settings: settings, interface: interface)
         // The resolver last: by then its queries have a way into the tunnel.
         if settings.routeAll {
             plan.append(.resolver(ResolverChange(backupPath: HostState.resolverBackupPath(for: settings.tunName), nameservers: settings.dns,

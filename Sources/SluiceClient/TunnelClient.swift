@@ -18,7 +18,7 @@ public final class TunnelClient: TCPStackDelegate {
     let settings: ClientSettings
     let loop: EventLoop
     let tun: TunDevice
-    private var host: HostSetup?
+    private(set) var host: HostSetup?
     private(set) var stack: TCPStack!
     private(set) var pool: CarrierPool!
     private(set) var udp: UDPForwarder!
@@ -32,6 +32,9 @@ public final class TunnelClient: TCPStackDelegate {
     /// GSO output toward the TUN; nil when the TUN was opened without offloads.
     private(set) var coalescer: SegmentCoalescer?
     private var signalFD: Int32 = -1
+    /// Per-application routing (`sluice exec`, `sluice cgroup`): the groups and the control socket.
+    var apps: AppGroups?
+    var control: ControlServer?
 
     /// Cleans up after a crashed `up` of the same tunnel, opens the TUN and installs addresses,
     /// routes, rules, firewall and resolver (`HostSetup`). On failure nothing stays installed.
@@ -74,6 +77,7 @@ public final class TunnelClient: TCPStackDelegate {
             }
         }
         try loop.register(fd: tun.fd, events: [.readable]) { [unowned self] _ in self.readTUN() }
+        startControl()
         loop.sleepBound = { [unowned self] in self.stack.timerSleepMilliseconds }
         loop.addEndOfTurnHook { [unowned self] in
             self.stack.runTimers()
@@ -99,6 +103,8 @@ public final class TunnelClient: TCPStackDelegate {
             loop.deregister(fd: signalFD)
             close(signalFD)
         }
+        control?.shutdown()
+        control = nil
         teardownHost()
         Log.info("tunnel \(tun.name) down; everything it installed is removed", "client")
     }

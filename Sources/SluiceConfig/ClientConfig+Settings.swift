@@ -90,5 +90,21 @@ extension ClientConfig {
                   dns: dns, routeAll: routeAll != nil, excludes: excludes, routeLocal: routeLocal != nil,
                   killSwitch: killSwitch, blockIPv6: blockIPv6 != nil, udpTimeout: udpTimeout, maxUDPMappings: maxUDPMappings,
                   logLevel: try settings.logLevel(), warnings: warnings)
+        for raw in settings.all("app-cgroup") {
+            guard let group = Self.cgroupPath(raw.text) else {
+                throw .invalidValue(raw.origin, value: raw.text,
+                                    expected: "a cgroup path relative to the cgroup2 root, such as system.slice/backup.service (no . or .. parts, no quotes)")
+            }
+            if !appCGroups.contains(group) { appCGroups.append(group) }
+        }
+    }
+
+    /// `relative` without leading or trailing slashes, or nil if it is empty or has `.`/`..`
+    /// components, quotes or control characters.
+    static func cgroupPath(_ relative: String) -> String? {
+        let parts = relative.split(separator: "/")
+        guard !parts.isEmpty, !parts.contains(where: { $0 == "." || $0 == ".." || $0.contains(where: { $0 == "\"" || $0.isNewline || $0 == "\t" }) })
+        else { return nil }
+        return parts.joined(separator: "/")
     }
 }

@@ -37,6 +37,9 @@ public struct ClientConfig: Sendable, Equatable {
     public let fwmark: UInt32
     /// Routing table for the routes (`--table`); not a reserved table.
     public let table: UInt32
+    /// Existing cgroup v2 groups (relative to the cgroup2 root, no leading slash) tunnelled like
+    /// `sluice exec` programs, or with `--route-all` kept out of the tunnel (`--app-cgroup`).
+    public var appCGroups: [String] = []
     /// Resolvers that receive every DNS query of the host (`--dns`); empty: DNS is ordinary traffic.
     public let dns: [IPAddress]
     /// Send all of the host's traffic through the tunnel (`--route-all`): default routes in `table`,

@@ -10,6 +10,10 @@ public enum Command: Sendable, Equatable {
     case up(ClientConfig)
     /// Take a client tunnel down and remove what it installed.
     case down(DownConfig)
+    /// Run a program inside (or, with `--bypass`, outside) a running tunnel.
+    case exec(ExecConfig)
+    /// Move a running process into or out of a running tunnel's groups.
+    case cgroup(CGroupConfig)
     /// Print this usage text to standard output and exit 0.
     case help(String)
     /// Print the version and exit 0.

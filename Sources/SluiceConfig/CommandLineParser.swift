@@ -33,14 +33,15 @@ public enum CommandLineParser {
         if rest.prefix(while: { $0 != "--" }).contains(where: { $0 == "-h" || $0 == "--help" }) {
             return .help(Usage.text(for: command))
         }
-        let flags = try ArgumentParser(command: command).parse(rest)
+        let (flagArguments, words) = command.splitWords(rest)
+        let flags = try ArgumentParser(command: command).parse(flagArguments)
         var file: [String: Settings.Entry] = [:]
         if let path = flags[FlagSpec.config.name]?.last {
             file = try ConfigFile.load(path: path, command: command)
         }
         var flagValues = flags
         flagValues[FlagSpec.config.name] = nil
-        return try command.build(Settings(command: command, file: file, flags: flagValues))
+        return try command.build(Settings(command: command, file: file, flags: flagValues)).with(words: words)
     }
 
     /// The usage text of a command (`nil` for `sluice` itself), for the CLI to print after an error.

@@ -79,6 +79,8 @@ extension CommandSpec {
                      help: "while up, block everything that would leave other than through the tunnel, to the relay or on loopback"),
             FlagSpec("no-ipv6", kind: .switch,
                      help: "turn tunnel IPv6 off: block all IPv6 while up instead of carrying it"),
+            FlagSpec("app-cgroup", "PATH", repeatable: true,
+                     help: "existing cgroup v2 group, relative to the cgroup2 root (system.slice/backup.service), routed like `sluice exec`; repeatable"),
             .udpTimeout,
             .maxUDPMappings(perClient: false),
             .logLevel,

@@ -30,7 +30,7 @@ struct CommandSpec: Sendable {
     var acceptsConfigFile: Bool { flag(named: FlagSpec.config.name) != nil }
 
     /// Every command, in the order `sluice --help` lists them.
-    static let all: [CommandSpec] = [.keygen, .pubkey, .relay, .up, .down]
+    static let all: [CommandSpec] = [.keygen, .pubkey, .relay, .up, .down, .exec, .cgroup]
 
     static func named(_ name: String) -> CommandSpec? {
         all.first { $0.name == name }

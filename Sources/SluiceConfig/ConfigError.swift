@@ -20,6 +20,9 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     case duplicateFlag(flag: String, command: String)
     /// A bare word where only flags are accepted; `command` is "" for `sluice` itself.
     case unexpectedArgument(String, command: String)
+    /// A command's words are missing or wrong (`sluice exec` without a program, `sluice cgroup`
+    /// without `add PID`); `usage` shows the right form.
+    case badArguments(command: String, problem: String, usage: String)
     /// A required setting is absent from both the command line and the config file.
     case missingSetting(flag: String, key: String, command: String)
     /// A value has the wrong form; `expected` describes the right one ("an IP endpoint such as …").
@@ -76,6 +79,8 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
             return "sluice \(command): --\(flag) is given more than once; give it once."
         case .unexpectedArgument(let argument, let command):
             return "\(program(command)) does not take the argument \"\(argument)\"; settings are given as --flag value (see `\(program(command)) --help`)."
+        case .badArguments(let command, let problem, let usage):
+            return "sluice \(command): \(problem); usage: sluice \(command) \(usage)"
         case .missingSetting(let flag, let key, let command):
             return "sluice \(command) needs --\(flag) (or \"\(key)\" in the --config file)."
         case .invalidValue(let origin, let value, let expected):

@@ -14,6 +14,11 @@ public enum HostChange: Hashable, Sendable, CustomStringConvertible {
     case firewall(FirewallRuleset)
     /// Point the resolver configuration at Sluice's resolvers. Undone by restoring the original.
     case resolver(ResolverChange)
+    /// Create the cgroup directory (and parents) that holds per-application groups. Undone by
+    /// moving any process left in it to the cgroup2 `root` and removing it with its subgroups.
+    case cgroupTree(path: String, root: String)
+    /// Create the per-application nftables table. Undone by deleting the table.
+    case appFirewall(AppRuleset)
 
     public var description: String {
         switch self {
@@ -24,6 +29,8 @@ public enum HostChange: Hashable, Sendable, CustomStringConvertible {
         case .rule(let rule): return "add \(rule)"
         case .firewall(let ruleset): return "add \(ruleset)"
         case .resolver(let change): return change.description
+        case .cgroupTree(let path, _): return "create cgroup \(path)"
+        case .appFirewall(let ruleset): return "add \(ruleset)"
         }
     }
 }

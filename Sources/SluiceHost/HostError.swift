@@ -47,6 +47,10 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
     case foreignNamespace(stateFile: String, which: String)
     /// `--route-all` needs a route to the relay outside the tunnel; `detail` says what the kernel answered.
     case relayUnreachable(relay: String, detail: String)
+    /// A cgroup v2 file operation (mkdir, rmdir, writing cgroup.procs) failed.
+    case cgroup(operation: String, path: String, errno: Int32)
+    /// No cgroup v2 file system is mounted (per-application routing needs one).
+    case noCGroup2
 
     /// The errno behind the error, when there is one.
     public var errno: Int32? {
@@ -58,10 +62,10 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
             return ENODEV
         case .tunExists:
             return EBUSY
-        case .resolver(_, _, let e):
+        case .resolver(_, _, let e), .cgroup(_, _, let e):
             return e
         case .invalidInterfaceName, .netlinkReply, .nftables, .resolverChangedMeanwhile, .stateFile, .alreadyUp,
-            .foreignNamespace, .relayUnreachable:
+            .foreignNamespace, .relayUnreachable, .noCGroup2:
             return nil
         }
     }
@@ -114,6 +118,10 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
             return "state file \(stateFile) was written in another \(which) namespace; run `sluice down` there (nothing was changed here)"
         case .relayUnreachable(let relay, let detail):
             return "--route-all: the relay \(relay) has no route outside the tunnel (\(detail)); the host's own routes must reach the relay"
+        case .cgroup(let operation, let path, let e):
+            return "cgroup: \(operation) \(path): \(Errno.describe(e))" + Self.privilegeHint(e)
+        case .noCGroup2:
+            return "no cgroup v2 file system is mounted (none in /proc/self/mountinfo); per-application routing needs cgroup v2 — mount it with `mount -t cgroup2 none /sys/fs/cgroup`"
         }
     }
 

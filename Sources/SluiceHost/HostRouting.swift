@@ -209,6 +209,12 @@ public final class HostRouting {
             return .firewall(table: ruleset.table)
         case .resolver(let change):
             return .resolver(try ResolverFile.install(change))
+        case .cgroupTree(let path, let root):
+            try CGroupTree.create(path)
+            return .cgroupTree(path: path, root: root)
+        case .appFirewall(let ruleset):
+            try firewall().run(ruleset.text, operation: "add \(ruleset)")
+            return .firewall(table: ruleset.table)
         }
     }
 
@@ -227,6 +233,11 @@ public final class HostRouting {
             }
             try nft.run(FirewallRuleset.deleteText(table: table), operation: "delete nftables table \(table)")
         case .resolver(let backup): try ResolverFile.restore(backup)
+        case .cgroupTree(let path, let root):
+            try CGroupTree.removeTree(path, movingTo: root)
+            // The parent `sluice` directory too, once no other tunnel uses it.
+            let parent = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+            if parent.hasPrefix(root + "/") { CGroupTree.removeIfEmpty(parent) }
         }
     }
 

@@ -14,6 +14,9 @@ public enum HostStep: Hashable, Sendable, Codable, CustomStringConvertible {
     case firewall(table: String)
     /// The resolver configuration was replaced.
     case resolver(ResolverBackup)
+    /// The cgroup directory was created (with missing parents below `root`); undone by moving its
+    /// processes to `root` and removing it with its subgroups.
+    case cgroupTree(path: String, root: String)
 
     /// The change this step made.
     public var description: String {
@@ -25,6 +28,7 @@ public enum HostStep: Hashable, Sendable, Codable, CustomStringConvertible {
         case .rule(let rule): return "add \(rule)"
         case .firewall(let table): return "add nftables table \(table)"
         case .resolver(let backup): return "replace \(backup.path)"
+        case .cgroupTree(let path, _): return "create cgroup \(path)"
         }
     }
 }

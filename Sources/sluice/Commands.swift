@@ -84,6 +84,7 @@ enum Commands {
         clientSettings.routeLocal = config.routeLocal
         clientSettings.killSwitch = config.killSwitch
         clientSettings.blockIPv6 = config.blockIPv6
+        clientSettings.appCGroups = config.appCGroups
         let client: TunnelClient
         do {
             client = try TunnelClient(settings: clientSettings)
@@ -119,6 +120,7 @@ enum Commands {
                     return
                 }
             }
+            unlink(HostState.directory + "/\(tun).sock")  // a crashed up's control socket
             let count = try HostState.load(path: path)?.steps.count ?? 0
             let failures = try HostState.undoLeftovers(at: path)
             if !failures.isEmpty {

@@ -21,6 +21,8 @@ do {
     case .relay(let config): try Commands.relay(config)
     case .up(let config): try Commands.up(config)
     case .down(let config): try Commands.down(config)
+    case .exec(let config): try AppCommands.exec(config)
+    case .cgroup(let config): try AppCommands.cgroup(config)
     }
 } catch let error as CommandFailure {
     fail(error.message, code: error.exitCode)
