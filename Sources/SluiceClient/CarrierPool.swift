@@ -112,12 +112,13 @@ final class CarrierPool {
     private func retry(_ slot: Slot, after why: String) {
         let delay = slot.backoff
         slot.backoff = min(slot.backoff * 2, Self.maxBackoffMilliseconds)
-        Log.info("carrier #\(slot.index + 1) to \(settings.relay) failed: \(why); retrying in \(String(format: delay)) s", "client")
+        Log.info("carrier #\(slot.index + 1) to \(settings.relay) failed: \(why); retrying in \(secondsText(delay)) s", "client")
         loop.schedule(afterMilliseconds: delay) { [weak self] in self?.enqueue(slot) }
     }
 }
 
-private func String(format milliseconds: UInt64) -> String {
+/// "0.1", "12.8": milliseconds as seconds with one decimal, for log lines.
+private func secondsText(_ milliseconds: UInt64) -> String {
     let tenths = milliseconds / 100
     return "\(tenths / 10).\(tenths % 10)"
 }
