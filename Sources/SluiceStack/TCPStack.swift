@@ -22,6 +22,7 @@ public struct StackCounters: Sendable {
     public var droppedLoopback = 0
     public var resetsSent = 0
     public var timeWaitReused = 0
+    public var timeWaitReaped = 0
 }
 
 /// lwIP, owned by one thread, terminating TCP to any IPv4 or IPv6 destination.
@@ -78,8 +79,17 @@ public final class TCPStack {
     /// Milliseconds until lwIP's next timer is due.
     public var timerSleepMilliseconds: UInt32 { sys_timeouts_sleeptime() }
 
-    /// Runs lwIP's due timers (retransmission, delayed ACK, TIME_WAIT).
-    public func runTimers() { sys_check_timeouts() }
+    /// Runs lwIP's due timers (retransmission, delayed ACK, TIME_WAIT), and every half second
+    /// frees TIME_WAIT pcbs older than one slow tick (see `sluice_tcp_reap_timewait`).
+    public func runTimers() {
+        sys_check_timeouts()
+        let now = sys_now()
+        if now &- lastReap >= 500 {
+            lastReap = now
+            counters.timeWaitReaped += Int(sluice_tcp_reap_timewait(1))
+        }
+    }
+    private var lastReap: UInt32 = 0
 
     /// One IP packet read from the TUN.
     public func input(_ packet: UnsafeRawBufferPointer) {
