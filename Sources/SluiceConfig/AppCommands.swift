@@ -16,7 +16,7 @@ public struct ExecConfig: Sendable, Equatable {
     }
 
     init(settings: Settings) throws(ConfigError) {
-        self.init(tun: settings.value("tun") == nil ? nil : try settings.interfaceName("tun"),
+        self.init(tun: try settings.optionalInterfaceName("tun"),
                   bypass: settings.switchOn("bypass") != nil, program: [], logLevel: try settings.logLevel())
     }
 
@@ -42,7 +42,7 @@ public struct CGroupConfig: Sendable, Equatable {
     }
 
     init(settings: Settings) throws(ConfigError) {
-        self.init(tun: settings.value("tun") == nil ? nil : try settings.interfaceName("tun"),
+        self.init(tun: try settings.optionalInterfaceName("tun"),
                   action: .add, pid: 0, logLevel: try settings.logLevel())
     }
 

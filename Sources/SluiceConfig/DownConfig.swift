@@ -11,7 +11,7 @@ public struct DownConfig: Sendable, Equatable {
     }
 
     init(settings: Settings) throws(ConfigError) {
-        self.init(tun: settings.value("tun") == nil ? nil : try settings.interfaceName("tun"),
+        self.init(tun: try settings.optionalInterfaceName("tun"),
                   logLevel: try settings.logLevel())
     }
 }

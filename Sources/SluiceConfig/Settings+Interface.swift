@@ -2,6 +2,11 @@ import SluiceWire
 
 /// Readers for the TUN device's name, addresses and routes.
 extension Settings {
+    /// `interfaceName` for a flag that may be absent (`down`, `exec`, `cgroup`: "the only tunnel").
+    func optionalInterfaceName(_ flag: String) throws(ConfigError) -> String? {
+        value(flag) == nil ? nil : try interfaceName(flag)
+    }
+
     /// Linux's rules for an interface name (`dev_valid_name`): 1 to 15 bytes, not "." or "..", no '/',
     /// ':' or whitespace.
     func interfaceName(_ flag: String) throws(ConfigError) -> String {
