@@ -24,7 +24,7 @@ extension TunnelClient {
                 return
             }
             if summary.protocol == .tcp {
-                stack.input(packet)
+                stack.input(packet, summary: summary)
             } else {
                 udp.input(summary, packet: packet)
             }

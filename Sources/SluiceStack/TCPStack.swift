@@ -93,14 +93,20 @@ public final class TCPStack {
 
     /// One IP packet read from the TUN.
     public func input(_ packet: UnsafeRawBufferPointer) {
-        counters.packetsIn += 1
         let info: PacketSummary
         do {
             info = try PacketSummary(parsing: packet)
         } catch {
+            counters.packetsIn += 1
             if case .unsupportedProtocol = error { counters.droppedUnsupported += 1 } else { counters.droppedMalformed += 1 }
             return
         }
+        input(packet, summary: info)
+    }
+
+    /// One IP packet the caller has already parsed (the client's TUN dispatch does, once per packet).
+    public func input(_ packet: UnsafeRawBufferPointer, summary info: PacketSummary) {
+        counters.packetsIn += 1
         guard info.protocol == .tcp else {
             counters.droppedUnsupported += 1
             return
