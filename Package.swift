@@ -13,6 +13,8 @@ let package = Package(
         // System libraries, found through pkg-config (Debian: liblwip-dev, libsodium-dev, libnftables-dev).
         .systemLibrary(name: "CLwIP", pkgConfig: "lwip", providers: [.apt(["liblwip-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // OpenSSL's libcrypto, only for the ChaCha20-Poly1305 of carrier records: 2.5x libsodium's speed (Debian: libssl-dev).
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // nftables rules (kill switch, --no-ipv6) through libnftables, not the nft program (Debian: libnftables-dev).
         .systemLibrary(name: "CNFTables", pkgConfig: "libnftables", providers: [.apt(["libnftables-dev"])]),
         // The few C helpers for macros, struct fields and headers Swift cannot reach.
@@ -22,7 +24,7 @@ let package = Package(
         // errno text, the EINTR/EAGAIN syscall wrapper, the monotonic clock: shared by every module that makes syscalls.
         .target(name: "SluiceSystem"),
         .target(name: "SluiceWire"),
-        .target(name: "SluiceCrypto", dependencies: ["CSodium"]),
+        .target(name: "SluiceCrypto", dependencies: ["CSodium", "CLibCrypto"]),
         .target(name: "SluiceMux", dependencies: ["SluiceWire"]),
         .target(name: "SluiceLoop", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceLog"]),
         .target(name: "SluiceHost", dependencies: ["CSluiceShims", "CNFTables", "SluiceSystem", "SluiceWire", "SluiceLog"]),
@@ -39,7 +41,7 @@ let package = Package(
         .executableTarget(name: "MicroBench", dependencies: ["SluiceWire", "SluiceCrypto", "SluiceMux"], path: "Benchmarks/MicroBench"),
 
         .testTarget(name: "SluiceWireTests", dependencies: ["SluiceWire"]),
-        .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "CSodium"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceCrypto"]),
         .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost"]),
         .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig"]),

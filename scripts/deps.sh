@@ -8,8 +8,8 @@
 set -euo pipefail
 
 packages=(
-    # Build: the system libraries the Swift package links (pkg-config names lwip, libsodium, libnftables).
-    liblwip-dev libsodium-dev libnftables-dev pkg-config
+    # Build: the system libraries the Swift package links (pkg-config names lwip, libsodium, libcrypto, libnftables).
+    liblwip-dev libsodium-dev libssl-dev libnftables-dev pkg-config
     # End-to-end tests, demo and benchmarks: namespaces and routes, real clients, capabilities.
     iproute2 curl iperf3 util-linux libcap2-bin procps nftables
     # UDP, DNS and ICMP tests: dig (bind9-dnsutils; "dnsutils" is only its transitional name), ping,

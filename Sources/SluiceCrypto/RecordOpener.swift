@@ -1,5 +1,3 @@
-import CSodium
-
 /// Reads one direction's records out of the byte stream a TCP socket delivers in arbitrary pieces
 /// (docs/protocol.md §2; the layout is explained on `RecordFormat`).
 ///
@@ -25,7 +23,7 @@ public final class RecordOpener {
 
     /// Starts at an arbitrary record number: only for tests of the counter limit.
     init(key: SymmetricKey, rekeyInterval: UInt64, startingCounter: UInt64) {
-        schedule = RecordKeySchedule(key: key, rekeyInterval: rekeyInterval, counter: startingCounter)
+        schedule = RecordKeySchedule(key: key, rekeyInterval: rekeyInterval, counter: startingCounter, encrypting: false)
         buffer = ByteQueue(capacity: 2 * RecordFormat.maxRecordLength)
     }
 
@@ -81,10 +79,9 @@ public final class RecordOpener {
         guard available >= total else { return nil }
 
         let ciphertext = base + RecordFormat.lengthFieldSize
-        let rc = crypto_aead_chacha20poly1305_ietf_decrypt_detached(
-            ciphertext, nil, ciphertext, UInt64(length), ciphertext + length,
-            base, UInt64(RecordFormat.lengthFieldSize), schedule.nonce, schedule.key)
-        guard rc == 0 else { try fail(.authenticationFailed) }
+        guard schedule.aead.open(nonce: schedule.nonce, aad: base, aadLength: RecordFormat.lengthFieldSize,
+                                 text: ciphertext, length: length, tag: ciphertext + length)
+        else { try fail(.authenticationFailed) }
 
         buffer.consume(total)
         pendingLength = nil

@@ -1,5 +1,3 @@
-import CSodium
-
 /// Writes one direction's records (docs/protocol.md §2; the layout is explained on `RecordFormat`).
 ///
 /// One sealer per carrier direction, built from `TransportKeys.sending`, confined to the thread that
@@ -19,7 +17,7 @@ public final class RecordSealer {
 
     /// Starts at an arbitrary record number: only for tests of the counter limit.
     init(key: SymmetricKey, rekeyInterval: UInt64, startingCounter: UInt64) {
-        schedule = RecordKeySchedule(key: key, rekeyInterval: rekeyInterval, counter: startingCounter)
+        schedule = RecordKeySchedule(key: key, rekeyInterval: rekeyInterval, counter: startingCounter, encrypting: true)
     }
 
     /// The number of the next record, i.e. how many this sealer has written (from 0).
@@ -57,16 +55,15 @@ public final class RecordSealer {
     }
 
     /// Writes length field, ciphertext and tag at `record`; `plaintext` may be `record + 2`
-    /// (libsodium's ChaCha20-Poly1305 encrypts in place).
+    /// (the cipher encrypts in place).
     @inline(__always)
     private func sealBody(record: UnsafeMutablePointer<UInt8>, plaintext: UnsafePointer<UInt8>, length: Int) {
         let masked = UInt16(length) ^ schedule.lengthMask()
         record[0] = UInt8(masked >> 8)
         record[1] = UInt8(truncatingIfNeeded: masked)
         let ciphertext = record + RecordFormat.lengthFieldSize
-        crypto_aead_chacha20poly1305_ietf_encrypt_detached(
-            ciphertext, ciphertext + length, nil, plaintext, UInt64(length),
-            record, UInt64(RecordFormat.lengthFieldSize), nil, schedule.nonce, schedule.key)
+        schedule.aead.seal(nonce: schedule.nonce, aad: record, aadLength: RecordFormat.lengthFieldSize,
+                           plaintext: plaintext, length: length, ciphertext: ciphertext, tag: ciphertext + length)
         schedule.advance()
     }
 
