@@ -161,10 +161,10 @@ static inline int sluice_tcp_drop_timewait(const uint8_t local[16], uint16_t loc
     return 0;
 }
 
-/// Frees the TIME_WAIT pcbs that have waited at least `min_ticks` slow-timer ticks (500 ms each),
-/// returning how many. lwIP keeps them for 2 × MSL = 120 s in a list it scans linearly for every
-/// inbound segment, so at thousands of connections a second the list, not the traffic, sets the
-/// pace. On a TUN toward local applications a lost final ACK is the only risk this covers; the
+/// Frees the TIME_WAIT pcbs that have waited at least `min_ticks` slow-timer ticks (500 ms each;
+/// 0 frees all), returning how many. lwIP keeps them for 2 × MSL = 120 s in a list it scans
+/// linearly for every inbound segment, so at thousands of connections a second the list, not the
+/// traffic, sets the pace. On a TUN toward local applications a lost final ACK is the only risk this covers; the
 /// application then gets RST for its retransmitted FIN, after it has already closed. Never call it
 /// from inside an lwIP callback (the pcb may be in use there).
 static inline int sluice_tcp_reap_timewait(uint32_t min_ticks) {

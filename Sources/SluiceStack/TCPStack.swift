@@ -79,17 +79,17 @@ public final class TCPStack {
     /// Milliseconds until lwIP's next timer is due.
     public var timerSleepMilliseconds: UInt32 { sys_timeouts_sleeptime() }
 
-    /// Runs lwIP's due timers (retransmission, delayed ACK, TIME_WAIT), and every half second
-    /// frees TIME_WAIT pcbs older than one slow tick (see `sluice_tcp_reap_timewait`).
+    /// Runs lwIP's due timers (retransmission, delayed ACK) and frees every TIME_WAIT pcb (see
+    /// `sluice_tcp_reap_timewait`). Call at the end of each loop turn, outside lwIP callbacks: a pcb
+    /// that entered TIME_WAIT during the turn has sent its final ACK by then.
+    ///
+    /// lwIP scans its TIME_WAIT list linearly for every inbound segment and every removal, so it must
+    /// stay short: reaped every half second it held ~1 s of closed connections, and at 5,000
+    /// connections a second that scan took a third of the client's time (perf, `make bench` tcp_cc).
     public func runTimers() {
         sys_check_timeouts()
-        let now = sys_now()
-        if now &- lastReap >= 500 {
-            lastReap = now
-            counters.timeWaitReaped += Int(sluice_tcp_reap_timewait(1))
-        }
+        counters.timeWaitReaped += Int(sluice_tcp_reap_timewait(0))
     }
-    private var lastReap: UInt32 = 0
 
     /// One IP packet read from the TUN.
     public func input(_ packet: UnsafeRawBufferPointer) {

@@ -257,4 +257,32 @@ final class TCPFlowShutdownTests: StackTestCase {
         XCTAssertTrue(answer.contains { $0.flags == [.syn, .ack] && $0.acknowledgmentNumber == 9_000_001 }, "\(answer)")
         XCTAssertEqual(stack.counters.timeWaitReused, 1)
     }
+
+    /// TIME_WAIT pcbs are freed at the end of the loop turn that made them (`runTimers`), so lwIP's
+    /// linearly scanned TIME_WAIT list stays empty under thousands of connections a second; a new
+    /// SYN for the same tuple then needs no reuse.
+    func testRunTimersFreesTimeWaitAtOnce() throws {
+        let stack = harness.stack, tun = harness.tun, delegate = harness.delegate
+        let port = freshPort()
+        var app = Application(from: "10.0.0.2:\(port)", to: "203.0.113.7:443")
+        let flow = try harness.connect(&app)
+        flow.shutdownOutput()
+        stack.flushOutput()
+        let fin = try XCTUnwrap(tun.takeSegments().first { $0.flags.contains(.fin) })
+        app.ack = fin.sequenceNumber &+ 1
+        harness.input(app.segment([.fin, .ack]))
+        stack.flushOutput()
+        XCTAssertTrue(tun.takeSegments().contains { $0.flags == [.ack] && $0.acknowledgmentNumber == app.seq &+ 1 },
+                      "the final ACK goes out before the pcb is freed")
+        let reapedBefore = stack.counters.timeWaitReaped
+        stack.runTimers()
+        XCTAssertEqual(stack.counters.timeWaitReaped, reapedBefore + 1)
+
+        var again = Application(from: "10.0.0.2:\(port)", to: "203.0.113.7:443", isn: 7_000_000)
+        harness.input(again.syn())
+        XCTAssertEqual(delegate.syns.last, again.key)
+        stack.admit(again.key)
+        XCTAssertTrue(tun.takeSegments().contains { $0.flags == [.syn, .ack] && $0.acknowledgmentNumber == 7_000_001 })
+        XCTAssertEqual(stack.counters.timeWaitReused, 0, "nothing was left in TIME_WAIT to reuse")
+    }
 }
