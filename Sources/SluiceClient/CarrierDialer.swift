@@ -54,10 +54,11 @@ final class CarrierDialer {
         }
     }
 
-    /// Why the relay might say nothing: it refuses unauthenticated clients silently (docs/protocol.md §1).
-    static let silenceMessage = "no handshake response within \(timeoutMilliseconds / 1000) s: the relay answers a client it refuses "
-        + "with silence — check the relay public key, that this client's public key is in the relay's --allow-client list, "
-        + "and that both use the same --psk (or none)"
+    /// Why the relay might say nothing: it refuses unauthenticated clients silently, and closes after its
+    /// own handshake timeout (docs/protocol.md §1).
+    static let silenceHint = "the relay answers a client it refuses with silence — check the relay public key, that this "
+        + "client's public key is in the relay's --allow-client list, and that both use the same --psk (or none)"
+    static let silenceMessage = "no handshake response within \(timeoutMilliseconds / 1000) s: " + silenceHint
 
     /// Stops without reporting (client shutdown).
     func cancel() {
@@ -105,7 +106,7 @@ final class CarrierDialer {
             switch result {
             case .wouldBlock: return
             case .done(0):
-                fail("the relay closed the connection during the handshake")
+                fail("the relay closed the connection without a handshake response: " + Self.silenceHint)
                 return
             case .done(let n):
                 response.append(contentsOf: scratch[0..<n])
