@@ -92,8 +92,7 @@ extension CommandSpec {
         ],
         about: "Opens carriers to the relay as `up` does and streams to its built-in endpoints (bench.sluice.invalid: "
             + "discard to measure upload, chargen for download), printing the rate each second on standard error "
-            + "and a summary on standard output. Needs no TUN and no root. --config reads `up`'s client file: "
-            + "its relay, keys and log level; its other keys are ignored.",
+            + "and a summary on standard output. Needs no TUN and no root.",
         flags: [
             FlagSpec("relay", "ENDPOINT", presence: .required,
                      help: "relay address and port: 10.10.0.2:7000 or [fd00::2]:7000"),

@@ -117,7 +117,8 @@ final class BenchCommandTests: XCTestCase {
     func testHelpListsTheMeasurementFlags() throws {
         guard case .help(let text) = try CommandLineParser.parse(arguments: ["bench", "--help"]) else { return XCTFail() }
         for fragment in ["--seconds N", "(default: 10)", "--direction up|down|both", "(default: both)", "--streams N",
-                         "--carriers N", "(default: 1)", "--json", "--config FILE", "no root"] {
+                         "--carriers N", "(default: 1)", "--json", "--config FILE", "no root",
+                         "reads `sluice up`'s JSON file and takes relay, relayPublicKey, privateKey, psk, logLevel from it"] {
             XCTAssertTrue(text.contains(fragment), "bench help lacks \(fragment)")
         }
         guard case .help(let main) = try CommandLineParser.parse(arguments: ["--help"]) else { return XCTFail() }
