@@ -47,5 +47,6 @@ let package = Package(
         .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig"]),
         .testTarget(name: "SluiceClientTests", dependencies: ["SluiceClient", "SluiceWire", "CSluiceShims"]),
         .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceLoop"]),
+        .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire"]),
     ]
 )

@@ -7,8 +7,11 @@ import SluiceLoop
 import SluiceSystem
 import SluiceWire
 
-/// Connects one carrier: TCP connect (socket marked so it never routes into the TUN), Noise message 1,
-/// message 2 within the handshake timeout. Loop-confined; reports exactly once.
+/// Connects one carrier: TCP connect (for `up`, the socket marked so it never routes into the TUN),
+/// Noise message 1, message 2 within the handshake timeout. Loop-confined; reports exactly once.
+///
+/// A relay answers a client it refuses (unknown key, wrong PSK) with silence, so the timeout's message
+/// names those causes.
 final class CarrierDialer {
     enum Outcome {
         case established(Socket, TransportKeys)
@@ -18,7 +21,7 @@ final class CarrierDialer {
     static let timeoutMilliseconds: UInt64 = 5_000
 
     private unowned let loop: EventLoop
-    private let settings: ClientSettings
+    private let target: CarrierTarget
     private var socket: Socket?
     private var initiator: SluiceInitiator?
     private var response = [UInt8]()
@@ -27,19 +30,19 @@ final class CarrierDialer {
     private var completion: ((Outcome) -> Void)?
     private var scratch = [UInt8](repeating: 0, count: SluiceHandshake.message2Length)
 
-    init(settings: ClientSettings, loop: EventLoop, completion: @escaping (Outcome) -> Void) {
-        self.settings = settings
+    init(target: CarrierTarget, loop: EventLoop, completion: @escaping (Outcome) -> Void) {
+        self.target = target
         self.loop = loop
         self.completion = completion
     }
 
     func start() {
         do {
-            let s = try Socket.tcp(for: settings.relay.address)
+            let s = try Socket.tcp(for: target.relay.address)
             socket = s
-            try SocketMark.set(settings.fwmark, on: s.fd)
+            if let mark = target.fwmark { try SocketMark.set(mark, on: s.fd) }
             s.setNoDelay()
-            try s.connect(to: settings.relay)
+            try s.connect(to: target.relay)
             try loop.register(fd: s.fd, events: [.readable, .writable, .readHangup, .edgeTriggered]) { [unowned self] in self.handle($0) }
         } catch {
             fail("\(error)")
@@ -47,10 +50,15 @@ final class CarrierDialer {
         }
         timer = loop.schedule(afterMilliseconds: Self.timeoutMilliseconds) { [weak self] in
             guard let self else { return }
-            self.fail(self.connected ? "no handshake response within \(Self.timeoutMilliseconds / 1000) s (wrong relay key, or this client's key is not allowed there?)"
-                                     : "connect timed out")
+            self.fail(self.connected ? Self.silenceMessage : "connect to \(self.target.relay) timed out after \(Self.timeoutMilliseconds / 1000) s")
         }
     }
+
+    /// Why the relay might say nothing: it refuses unauthenticated clients silently, and closes after its
+    /// own handshake timeout (docs/protocol.md §1).
+    static let silenceHint = "the relay answers a client it refuses with silence — check the relay public key, that this "
+        + "client's public key is in the relay's --allow-client list, and that both use the same --psk (or none)"
+    static let silenceMessage = "no handshake response within \(timeoutMilliseconds / 1000) s: " + silenceHint
 
     /// Stops without reporting (client shutdown).
     func cancel() {
@@ -64,12 +72,12 @@ final class CarrierDialer {
             guard events.contains(.writable) || events.contains(.error) || events.contains(.hangup) else { return }
             let err = socket.pendingError()
             guard err == 0 else {
-                fail("connect to \(settings.relay): \(SystemError.message(err)) (\(SystemError.name(err)))")
+                fail("connect to \(target.relay): \(SystemError.message(err)) (\(SystemError.name(err)))")
                 return
             }
             connected = true
             do {
-                let initiator = try SluiceInitiator(localStatic: settings.privateKey, relayStatic: settings.relayPublicKey, psk: settings.psk)
+                let initiator = try SluiceInitiator(localStatic: target.privateKey, relayStatic: target.relayPublicKey, psk: target.psk)
                 let message = initiator.message1
                 self.initiator = initiator
                 guard case .done(message.count)? = message.withUnsafeBytes({ try? socket.write($0) }) else {
@@ -98,7 +106,7 @@ final class CarrierDialer {
             switch result {
             case .wouldBlock: return
             case .done(0):
-                fail("the relay closed the connection during the handshake")
+                fail("the relay closed the connection without a handshake response: " + Self.silenceHint)
                 return
             case .done(let n):
                 response.append(contentsOf: scratch[0..<n])

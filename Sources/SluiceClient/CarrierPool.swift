@@ -70,7 +70,7 @@ final class CarrierPool {
     private func dialNext() {
         guard !stopped, dialer == nil, !queue.isEmpty else { return }
         let slot = queue.removeFirst()
-        let dialer = CarrierDialer(settings: settings, loop: loop) { [unowned self] outcome in
+        let dialer = CarrierDialer(target: settings.carrierTarget, loop: loop) { [unowned self] outcome in
             self.dialer = nil
             slot.waiting = false
             self.dialed(slot, outcome)

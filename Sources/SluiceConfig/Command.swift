@@ -14,6 +14,8 @@ public enum Command: Sendable, Equatable {
     case exec(ExecConfig)
     /// Move a running process into or out of a running tunnel's groups.
     case cgroup(CGroupConfig)
+    /// Measure throughput to a relay's built-in bench endpoints.
+    case bench(BenchConfig)
     /// Print this usage text to standard output and exit 0.
     case help(String)
     /// Print the version and exit 0.

@@ -37,7 +37,11 @@ public enum CommandLineParser {
         let flags = try ArgumentParser(command: command).parse(flagArguments)
         var file: [String: Settings.Entry] = [:]
         if let path = flags[FlagSpec.config.name]?.last {
-            file = try ConfigFile.load(path: path, command: command)
+            let owner = command.configFileOwner
+            file = try ConfigFile.load(path: path, command: owner)
+            if owner.name != command.name {
+                file = file.filter { command.flag(named: $0.key)?.inConfigFile == true }
+            }
         }
         var flagValues = flags
         flagValues[FlagSpec.config.name] = nil

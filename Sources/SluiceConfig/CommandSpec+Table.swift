@@ -30,6 +30,8 @@ extension CommandSpec {
                      help: "time a new carrier has to complete its handshake"),
             .udpTimeout,
             .maxUDPMappings(perClient: true),
+            FlagSpec("no-bench", kind: .switch,
+                     help: "refuse streams to the built-in bench endpoints that `sluice bench` measures with"),
             .logLevel,
             .config,
             .help,

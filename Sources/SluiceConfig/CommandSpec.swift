@@ -29,8 +29,12 @@ struct CommandSpec: Sendable {
     /// Whether the command takes `--config FILE`.
     var acceptsConfigFile: Bool { flag(named: FlagSpec.config.name) != nil }
 
+    /// The command whose JSON file `--config` reads, when it is another's: `bench` reads `up`'s
+    /// client file, takes the keys it shares with it, and ignores the rest (see `CommandLineParser`).
+    var configFileOwner: CommandSpec { name == "bench" ? .up : self }
+
     /// Every command, in the order `sluice --help` lists them.
-    static let all: [CommandSpec] = [.keygen, .pubkey, .relay, .up, .down, .exec, .cgroup]
+    static let all: [CommandSpec] = [.keygen, .pubkey, .relay, .up, .down, .exec, .cgroup, .bench]
 
     static func named(_ name: String) -> CommandSpec? {
         all.first { $0.name == name }

@@ -26,6 +26,9 @@ public struct RelayConfig: Sendable, Equatable {
     public let udpTimeout: Duration
     /// UDP mappings one client may hold at once (`--max-udp-mappings`).
     public let maxUDPMappings: Int
+    /// Whether clients may reach the built-in bench endpoints (`bench.sluice.invalid`); off with
+    /// `--no-bench`.
+    public let benchEnabled: Bool
     /// Canonical `--log-level` name; `SluiceLog.LogLevel(name:)` accepts it.
     public let logLevel: String
     /// Conditions worth a log line; the CLI logs them.
@@ -35,7 +38,7 @@ public struct RelayConfig: Sendable, Equatable {
                 maxStreams: Int = RelayConfig.defaultMaxStreams,
                 handshakeTimeout: Duration = .milliseconds(Int64(RelayConfig.defaultHandshakeTimeoutSeconds * 1000)),
                 udpTimeout: Duration = .seconds(UDPDefaults.timeoutSeconds), maxUDPMappings: Int = UDPDefaults.maxMappings,
-                logLevel: String = "info", warnings: [ConfigWarning] = []) {
+                benchEnabled: Bool = true, logLevel: String = "info", warnings: [ConfigWarning] = []) {
         precondition(privateKey.count == KeyText.keyLength && allowedClients.allSatisfy { $0.count == KeyText.keyLength }
                      && (psk?.count ?? KeyText.keyLength) == KeyText.keyLength, "keys are 32 bytes")
         self.listen = listen
@@ -46,6 +49,7 @@ public struct RelayConfig: Sendable, Equatable {
         self.handshakeTimeout = handshakeTimeout
         self.udpTimeout = udpTimeout
         self.maxUDPMappings = maxUDPMappings
+        self.benchEnabled = benchEnabled
         self.logLevel = logLevel
         self.warnings = warnings
     }

@@ -25,7 +25,10 @@ enum Usage {
         var out = usageLines.joined(separator: "\n") + "\n\n" + command.about + "\n"
         let rows = command.flags.map { flag in (left(flag), right(flag)) }
         out += "\nOptions:\n" + table(rows, indent: 2) + "\n"
-        if command.acceptsConfigFile {
+        if command.configFileOwner.name != command.name {
+            let keys = command.flags.filter(\.inConfigFile).map(\.jsonKey).joined(separator: ", ")
+            out += "\n--config reads `sluice \(command.configFileOwner.name)`'s JSON file and takes \(keys) from it; its other keys are ignored.\n"
+        } else if command.acceptsConfigFile {
             out += "\nA --config file is a JSON object whose keys are these flag names in camelCase (\"relayPublicKey\").\n"
         }
         return out

@@ -43,7 +43,7 @@ public final class MuxStream {
     public var handler: MuxStreamHandler?
 
     /// Bytes we may still send before the peer returns credit.
-    var sendCredit: Int
+    public internal(set) var sendCredit: Int
     /// Window we granted the peer and bytes received but not yet returned as credit.
     let receiveWindow: Int
     var outstanding = 0

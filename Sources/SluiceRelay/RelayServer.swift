@@ -29,6 +29,9 @@ public struct RelaySettings: Sendable {
     public var udpTimeoutMilliseconds: UInt64 = 60_000
     /// UDP associations one client may hold; the one idle longest goes first.
     public var maxUDPMappingsPerClient = 1024
+    /// Whether streams to `bench.sluice.invalid` reach the built-in bench endpoints (`BenchEndpoint`);
+    /// `--no-bench` turns them off.
+    public var benchEnabled = true
     public var mux = MuxSettings()
 
     public init(listen: SocketEndpoint, privateKey: PrivateKey, allowedClients: Set<PublicKey>, psk: PresharedKey?,
@@ -132,6 +135,18 @@ public final class RelayServer {
             return
         }
         streamsPerClient[client] = count + 1
+        switch BenchEndpoint.route(destination, enabled: settings.benchEnabled) {
+        case .destination:
+            break
+        case .serve(let service):
+            startBench(stream, service: service, client: client)
+            return
+        case .refuse(let reason, let message):
+            releaseStreamSlot(client)
+            Log.info("client \(client): stream to \(destination) refused: \(message)", "relay")
+            stream.reset(reason, message: message)
+            return
+        }
         switch destination.host {
         case .ip(let address):
             startLink(stream, to: SocketEndpoint(address: address, port: destination.port), client: client)
@@ -157,6 +172,8 @@ public final class RelayServer {
     }
 
     private var links: [ObjectIdentifier: DestinationLink] = [:]
+    /// Streams served by the built-in bench endpoints (`RelayServer+Bench.swift`).
+    var benches: [ObjectIdentifier: BenchEndpoint] = [:]
     private var associations: [ObjectIdentifier: AssociationLink] = [:]
     private var associationsPerClient: [ClientID: Int] = [:]
     private var sweepTimer: LoopTimer?
@@ -199,7 +216,7 @@ public final class RelayServer {
         link.start()
     }
 
-    private func releaseStreamSlot(_ client: ClientID) {
+    func releaseStreamSlot(_ client: ClientID) {
         streamsPerClient[client, default: 1] -= 1
         if streamsPerClient[client] == 0 { streamsPerClient[client] = nil }
     }

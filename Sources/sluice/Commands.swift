@@ -58,6 +58,7 @@ enum Commands {
         var relaySettings = settings
         relaySettings.udpTimeoutMilliseconds = milliseconds(config.udpTimeout)
         relaySettings.maxUDPMappingsPerClient = config.maxUDPMappings
+        relaySettings.benchEnabled = config.benchEnabled
         try RelayRunner.run(relaySettings)
     }
 

@@ -23,6 +23,7 @@ do {
     case .down(let config): try Commands.down(config)
     case .exec(let config): try AppCommands.exec(config)
     case .cgroup(let config): try AppCommands.cgroup(config)
+    case .bench(let config): try BenchCommand.run(config)
     }
 } catch let error as CommandFailure {
     fail(error.message, code: error.exitCode)
