@@ -151,7 +151,7 @@ public final class Carrier: MuxSessionDelegate {
         do {
             try sealer.seal(plaintext, into: outbound)
         } catch {
-            loop.afterTurn { [weak self] in self?.close(.recordError("\(error)")) }
+            loop.afterTurn { self.close(.recordError("\(error)")) }
         }
     }
 
@@ -160,7 +160,7 @@ public final class Carrier: MuxSessionDelegate {
     public func sessionNeedsFlush(_ session: MuxSession) {
         guard !flushScheduled else { return }
         flushScheduled = true
-        loop.afterTurn { [weak self] in self?.flush() }
+        loop.afterTurn { self.flush() }  // strong: see EventLoop.schedule on weak captures
     }
 
     /// Seals pending frames and writes what the socket takes.
@@ -190,8 +190,10 @@ public final class Carrier: MuxSessionDelegate {
     // MARK: liveness
 
     private func scheduleLiveness() {
-        livenessTimer = loop.schedule(afterMilliseconds: Self.pingAfterMilliseconds) { [weak self] in
-            guard let self, !self.isClosed else { return }
+        // Captured strongly (close() cancels the timer): a weak capture would slow every retain of
+        // the carrier, which the session's budget check does per write (EventLoop.schedule).
+        livenessTimer = loop.schedule(afterMilliseconds: Self.pingAfterMilliseconds) {
+            guard !self.isClosed else { return }
             let idle = self.loop.now - self.lastReceive
             if idle >= Self.deadAfterMilliseconds {
                 Log.info("carrier \(self.label): \(CarrierEnd.idleTimeout)", "carrier")

@@ -1,6 +1,7 @@
 import Glibc
 import SluiceHost
 import SluiceLog
+import SluiceLoop
 
 extension TunnelClient {
     /// With per-application routing installed: opens the control socket (`ControlServer`) and
@@ -9,7 +10,7 @@ extension TunnelClient {
         guard let mount = host?.appMount else { return }
         let apps = AppGroups(mount: mount, tun: settings.tunName, bypass: settings.routeAll)
         self.apps = apps
-        scheduleSweep(apps)
+        Self.sweepEverySecond(apps, on: loop)
         do throws(HostError) {
             control = try ControlServer(tun: settings.tunName, loop: loop) { [unowned apps] request in apps.handle(request) }
         } catch {
@@ -17,10 +18,13 @@ extension TunnelClient {
         }
     }
 
-    private func scheduleSweep(_ apps: AppGroups) {
-        _ = loop.schedule(afterMilliseconds: 1_000) { [weak self, unowned apps] in
+    /// Not capturing the client: a weak reference to it would slow every retain and release of it
+    /// on the packet path (see EventLoop.schedule). The sweep ends when the client lets go of `apps`.
+    private static func sweepEverySecond(_ apps: AppGroups, on loop: EventLoop) {
+        _ = loop.schedule(afterMilliseconds: 1_000) { [weak apps, unowned loop] in
+            guard let apps else { return }
             apps.sweep()
-            self?.scheduleSweep(apps)
+            sweepEverySecond(apps, on: loop)
         }
     }
 }

@@ -68,8 +68,8 @@ final class UDPForwarder {
     /// Every second while mappings exist: closes those idle past the UDP timeout.
     private func scheduleSweep() {
         guard sweepTimer?.isPending != true else { return }
-        sweepTimer = client.loop.schedule(afterMilliseconds: 1000) { [weak self] in
-            guard let self else { return }
+        // Strong capture, cancelled in closeAll (see EventLoop.schedule on weak captures).
+        sweepTimer = client.loop.schedule(afterMilliseconds: 1000) {
             let now = self.client.loop.now
             let timeout = self.client.settings.udpTimeoutMilliseconds
             for mapping in Array(self.mappings.values) where now - mapping.lastActivity >= timeout {

@@ -53,8 +53,9 @@ final class DestinationLink: MuxStreamHandler {
             fail(reason: ResetReason(connectErrno: error.code), message: "\(error)")
             return
         }
-        connectTimer = loop.schedule(afterMilliseconds: Self.connectTimeoutMilliseconds) { [weak self] in
-            guard let self, !self.connected else { return }
+        // Strong capture, cancelled on connect and release (see EventLoop.schedule on weak captures).
+        connectTimer = loop.schedule(afterMilliseconds: Self.connectTimeoutMilliseconds) {
+            guard !self.connected, !self.finished else { return }
             self.fail(reason: .timedOut, message: "connect to \(self.destination) timed out")
         }
     }

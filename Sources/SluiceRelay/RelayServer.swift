@@ -200,8 +200,8 @@ public final class RelayServer {
     /// Once a second while associations exist: closes those idle past the UDP timeout.
     private func scheduleSweep() {
         guard sweepTimer?.isPending != true else { return }
-        sweepTimer = loop.schedule(afterMilliseconds: 1000) { [weak self] in
-            guard let self else { return }
+        // Strong capture: the relay lives as long as its loop (see EventLoop.schedule on weak captures).
+        sweepTimer = loop.schedule(afterMilliseconds: 1000) {
             let now = self.loop.now
             for link in Array(self.associations.values) where now - link.lastActivity >= self.settings.udpTimeoutMilliseconds {
                 link.expire("idle for \(self.settings.udpTimeoutMilliseconds / 1000) s")

@@ -36,7 +36,9 @@ public final class TCPStack {
     /// Send buffer of each accepted flow: 256 KiB, four times lwIP's compiled-in 64 KiB.
     static let sendBuffer: UInt32 = 256 * 1024
 
-    public weak var delegate: TCPStackDelegate?
+    /// `unowned`, not `weak`: a weak reference would put every retain of the client (its owner) on
+    /// the Swift runtime's slow path (see EventLoop.schedule). The delegate outlives the stack.
+    public unowned var delegate: TCPStackDelegate?
     public private(set) var counters = StackCounters()
 
     var netif: UnsafeMutablePointer<netif>!

@@ -36,8 +36,8 @@ final class BenchPhase {
         streams = (0..<settings.streams).map { _ in BenchStream(direction: direction, phase: self) }
         for (index, stream) in streams.enumerated() { stream.open(on: carriers[index % carriers.count]) }
         let timeout = settings.answerTimeoutMilliseconds
-        timers.append(loop.schedule(afterMilliseconds: timeout) { [weak self] in
-            guard let self, self.streams.contains(where: { $0.openNanoseconds == nil }) else { return }
+        timers.append(loop.schedule(afterMilliseconds: timeout) {
+            guard self.streams.contains(where: { $0.openNanoseconds == nil }) else { return }
             self.fail(.noAnswer(self.direction.service, seconds: timeout / 1000))
         })
     }
@@ -56,7 +56,7 @@ final class BenchPhase {
         let now = MonotonicClock.nanoseconds()
         started = now
         lastTick = (now, 0)
-        timers.append(loop.schedule(afterMilliseconds: settings.durationMilliseconds) { [weak self] in self?.timeIsUp() })
+        timers.append(loop.schedule(afterMilliseconds: settings.durationMilliseconds) { self.timeIsUp() })
         scheduleTick()
     }
 
@@ -73,7 +73,7 @@ final class BenchPhase {
     // MARK: the clock
 
     private func scheduleTick() {
-        timers.append(loop.schedule(afterMilliseconds: 1000) { [weak self] in self?.tick() })
+        timers.append(loop.schedule(afterMilliseconds: 1000) { self.tick() })
     }
 
     /// One progress line: the rate over the last second, as iperf3 prints its intervals. The
@@ -100,8 +100,7 @@ final class BenchPhase {
         if let started, now - lastTick.time > 50_000_000 { report(now: now, started: started) }
         for stream in streams { stream.stop() }
         let timeout = settings.answerTimeoutMilliseconds
-        timers.append(loop.schedule(afterMilliseconds: timeout) { [weak self] in
-            guard let self else { return }
+        timers.append(loop.schedule(afterMilliseconds: timeout) {
             self.fail(.unfinished(self.direction, seconds: timeout / 1000))
         })
     }
