@@ -13,9 +13,11 @@ enum Bench {
     /// Calls `body` for `warmUp` seconds untimed, then for about `seconds` timed, and returns the units
     /// per second `body` reported (bytes, packets, …). Each call should take well over a microsecond
     /// (loop inside `body` for cheap operations), so the clock read between calls is noise.
-    static func rate(seconds: Double = 1.0, warmUp: Double = 0.2, _ body: () -> Int) -> Double {
+    /// `timing` runs once between the warm-up and the timed calls (to note counters' starting values).
+    static func rate(seconds: Double = 1.0, warmUp: Double = 0.2, timing: () -> Void = {}, _ body: () -> Int) -> Double {
         let warmUpEnd = now() + warmUp
         while now() < warmUpEnd { _ = body() }
+        timing()
         var units = 0
         let start = now()
         var elapsed = 0.0

@@ -3,6 +3,7 @@
 let suites: [(name: String, run: () -> Void)] = [
     ("records", RecordBenchmark.run),
     ("wire", WireBenchmark.run),
+    ("mux", MuxBenchmark.run),
 ]
 
 let requested = Set(CommandLine.arguments.dropFirst())
