@@ -10,11 +10,18 @@ enum Bench {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
+    /// Seconds each row is timed: 1, or `MICROBENCH_SECONDS` (a short run under valgrind, say).
+    static let timedSeconds: Double = {
+        guard let text = getenv("MICROBENCH_SECONDS").map({ String(cString: $0) }), let value = Double(text), value > 0 else { return 1.0 }
+        return value
+    }()
+
     /// Calls `body` for `warmUp` seconds untimed, then for about `seconds` timed, and returns the units
     /// per second `body` reported (bytes, packets, …). Each call should take well over a microsecond
     /// (loop inside `body` for cheap operations), so the clock read between calls is noise.
     /// `timing` runs once between the warm-up and the timed calls (to note counters' starting values).
-    static func rate(seconds: Double = 1.0, warmUp: Double = 0.2, timing: () -> Void = {}, _ body: () -> Int) -> Double {
+    static func rate(seconds: Double = timedSeconds, warmUp: Double = timedSeconds / 5, timing: () -> Void = {},
+                     _ body: () -> Int) -> Double {
         let warmUpEnd = now() + warmUp
         while now() < warmUpEnd { _ = body() }
         timing()

@@ -4,6 +4,7 @@ let suites: [(name: String, run: () -> Void)] = [
     ("records", RecordBenchmark.run),
     ("wire", WireBenchmark.run),
     ("mux", MuxBenchmark.run),
+    ("lwip", LwIPBenchmark.run),
 ]
 
 let requested = Set(CommandLine.arguments.dropFirst())
