@@ -8,6 +8,8 @@
 #   make bench   deps, release build, end-to-end benchmark: Sluice against kernel forwarding (as root;
 #                table on stdout, JSON + SVG in bench-results/); BENCH_ARGS go to Benchmarks/e2e/bench.py
 #   make bench-quick  the same in under two minutes (shorter tests, 2,000 idle flows)
+#   make microbench   release build of Benchmarks/MicroBench and every suite (~1 minute, no root);
+#                MICROBENCH_ARGS picks suites: records wire mux lwip
 #   make clean
 
 SHELL := /bin/bash
@@ -18,11 +20,12 @@ SLUICE_BIN ?= .build/release/sluice
 export SLUICE_BIN
 E2E_ARGS ?=
 BENCH_ARGS ?=
+MICROBENCH_ARGS ?=
 # The benchmark makes namespaces and a TUN: root, through sudo when not already.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 BENCH = $(SUDO) env SLUICE_BIN=$(SLUICE_BIN) timeout -k 30 1500 python3 Benchmarks/e2e/bench.py
 
-.PHONY: all build deps unit test e2e e2e-kernel demo bench bench-quick clean
+.PHONY: all build deps unit test e2e e2e-kernel demo bench bench-quick microbench clean
 
 all: build
 
@@ -56,6 +59,10 @@ bench: deps build
 
 bench-quick: deps build
 	$(BENCH) --quick $(BENCH_ARGS)
+
+microbench:
+	$(SWIFT) build -c release --product MicroBench
+	.build/release/MicroBench $(MICROBENCH_ARGS)
 
 clean:
 	rm -rf .build

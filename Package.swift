@@ -42,7 +42,10 @@ let package = Package(
             // Exported so that liblwip.so's calls resolve to Sluice's faster checksum (CSluiceShims/checksum.c).
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 
-        .executableTarget(name: "MicroBench", dependencies: ["SluiceWire", "SluiceCrypto", "SluiceMux"], path: "Benchmarks/MicroBench"),
+        .executableTarget(
+            name: "MicroBench", dependencies: ["CSluiceShims", "SluiceWire", "SluiceCrypto", "SluiceMux", "SluiceStack"], path: "Benchmarks/MicroBench",
+            // As for sluice: lwIP's checksum resolves to CSluiceShims/checksum.c, so the lwip suite measures what sluice runs.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 
         .testTarget(name: "SluiceWireTests", dependencies: ["SluiceWire"]),
         .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "CSodium"], resources: [.copy("Fixtures")]),

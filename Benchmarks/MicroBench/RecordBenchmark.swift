@@ -22,11 +22,11 @@ enum RecordBenchmark {
         }
         print("record size   libsodium GB/s   seal GB/s   open GB/s   seal+open GB/s")
         for r in results {
-            print(pad(String(r.size), 11), pad(format(r.aead), 16), pad(format(r.seal), 11), pad(format(r.open), 11),
-                  pad(format(r.roundTrip), 16))
+            print(pad(String(r.size), 11), pad(Bench.format(r.aead), 16), pad(Bench.format(r.seal), 11), pad(Bench.format(r.open), 11),
+                  pad(Bench.format(r.roundTrip), 16))
         }
         let json = results.map {
-            "{\"record_bytes\":\($0.size),\"libsodium_aead_gbps\":\(format($0.aead)),\"seal_gbps\":\(format($0.seal)),\"open_gbps\":\(format($0.open)),\"seal_open_gbps\":\(format($0.roundTrip))}"
+            "{\"record_bytes\":\($0.size),\"libsodium_aead_gbps\":\(Bench.format($0.aead)),\"seal_gbps\":\(Bench.format($0.seal)),\"open_gbps\":\(Bench.format($0.open)),\"seal_open_gbps\":\(Bench.format($0.roundTrip))}"
         }
         print("{\"benchmark\":\"records\",\"results\":[\(json.joined(separator: ","))]}")
     }
@@ -36,12 +36,12 @@ enum RecordBenchmark {
     private static func measure(bytesPerCall: Int, _ body: () -> Void) -> Double {
         for _ in 0..<50 { body() }
         var calls = 0
-        let start = now()
+        let start = Bench.now()
         var elapsed = 0.0
         repeat {
             for _ in 0..<100 { body() }
             calls += 100
-            elapsed = now() - start
+            elapsed = Bench.now() - start
         } while elapsed < 1.0
         return Double(calls * bytesPerCall) / elapsed / 1e9
     }
@@ -80,15 +80,15 @@ enum RecordBenchmark {
         var timed = 0.0
         var bytes = 0
         var rounds = 0
-        let deadline = now() + 1.5
-        while now() < deadline {
+        let deadline = Bench.now() + 1.5
+        while Bench.now() < deadline {
             stream.removeAll()
             for _ in 0..<batch { try! sealer.seal(plaintext, into: stream) }
-            let start = now()
+            let start = Bench.now()
             opener.feed(stream.readableBytes)
             while let record = try! opener.nextRecord() { precondition(record.count == size) }
             rounds += 1
-            if rounds > 5 { timed += now() - start; bytes += batch * size } // the first rounds warm up
+            if rounds > 5 { timed += Bench.now() - start; bytes += batch * size } // the first rounds warm up
         }
         return Double(bytes) / timed / 1e9
     }
@@ -106,17 +106,6 @@ enum RecordBenchmark {
                 while let record = try! opener.nextRecord() { precondition(record.count == size) }
             }
         }
-    }
-
-    private static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
-
-    private static func format(_ value: Double) -> String {
-        let hundredths = Int((value * 100).rounded())
-        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
     }
 
     private static func pad(_ text: String, _ width: Int) -> String {
