@@ -119,5 +119,13 @@ final class SegmentCoalescerTests: XCTestCase {
                 }
             }
         }
+        // All ones: the largest sums, where a lost carry would show.
+        let ones = [UInt8](repeating: 0xFF, count: 65_536)
+        for length in [65_535, 65_536, 4_097] {
+            ones.withUnsafeBytes {
+                XCTAssertEqual(lwip_standard_chksum($0.baseAddress!, Int32(length)),
+                               sluice_reference_chksum($0.baseAddress!, Int32(length)), "0xFF × \(length)")
+            }
+        }
     }
 }
