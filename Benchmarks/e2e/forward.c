@@ -7,13 +7,15 @@
  * TCP/IP stack in user space, no multiplexing, no allocation per packet. Whatever this chain does on a
  * machine is the most any such tunnel can do there; bench.py's "floor" and "floor-aead" modes run it.
  *
- *   forward [--cipher none|chacha20-poly1305] [--role client|relay] [--ready FILE] LISTEN TARGET [LISTEN TARGET …]
+ *   forward [--cipher none|chacha20-poly1305] [--role client|relay] [--nodelay on|off] [--ready FILE]
+ *           LISTEN TARGET [LISTEN TARGET …]
  *
  * LISTEN and TARGET are IPv4 ADDR:PORT. For every connection accepted on a LISTEN address it connects
  * to that pair's TARGET and copies both ways until both sides have closed, passing half-closes on.
  * One thread, edge-triggered epoll, non-blocking sockets, reads of 256 KiB, read()/write() — never
  * splice(): an encrypting tunnel must have the bytes in user space, so this one does too. TCP_NODELAY
- * on every socket, as Sluice sets it on its carrier and destination sockets; socket buffers are the
+ * on every socket, as Sluice sets it on its carrier and destination sockets (`--nodelay off` leaves
+ * Nagle on: with 256 KiB writes it made no difference in bulk transfer); socket buffers are the
  * kernel's autotuned defaults, as Sluice leaves them.
  *
  * With --cipher chacha20-poly1305 the connection between the two forwarders carries records shaped like
@@ -98,6 +100,7 @@ static enum { FW_ROLE_NONE, FW_ROLE_CLIENT, FW_ROLE_RELAY } fw_role = FW_ROLE_NO
 static struct sockaddr_in fw_targets[FW_MAX_LISTEN];
 static struct fw_ref fw_listen_refs[FW_MAX_LISTEN];
 static int fw_ep;
+static int fw_nodelay_on = 1;
 
 /* A fixed key: see the comment at the top. */
 static const unsigned char fw_key[32] = "sluice-floor-benchmark-fixedkey";
@@ -125,8 +128,7 @@ static int fw_parse(const char *text, struct sockaddr_in *sa) {
 }
 
 static void fw_nodelay(int fd) {
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (fw_nodelay_on) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &fw_nodelay_on, sizeof fw_nodelay_on);
 }
 
 static EVP_CIPHER_CTX *fw_context(int encrypt) {
@@ -348,7 +350,7 @@ static void fw_event(struct fw_ref *ref, uint32_t events) {
 }
 
 static void fw_usage(void) {
-    fprintf(stderr, "usage: forward [--cipher none|chacha20-poly1305] [--role client|relay] [--ready FILE] "
+    fprintf(stderr, "usage: forward [--cipher none|chacha20-poly1305] [--role client|relay] [--nodelay on|off] [--ready FILE] "
                     "LISTEN TARGET [LISTEN TARGET ...]   (ADDR:PORT, IPv4)\n");
     exit(2);
 }
@@ -368,6 +370,8 @@ int main(int argc, char **argv) {
             if (strcmp(v, "client") == 0) fw_role = FW_ROLE_CLIENT;
             else if (strcmp(v, "relay") == 0) fw_role = FW_ROLE_RELAY;
             else fw_usage();
+        } else if (strcmp(argv[i], "--nodelay") == 0) {
+            fw_nodelay_on = strcmp(argv[++i], "off") != 0;
         } else if (strcmp(argv[i], "--ready") == 0) {
             ready = argv[++i];
         } else {
