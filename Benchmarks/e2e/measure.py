@@ -80,11 +80,16 @@ def rss_kib(pid: int) -> int | None:
     return None
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of the whole process (all threads)."""
+def cpu_user_system(pid: int) -> tuple[float, float]:
+    """utime and stime of the whole process (all threads), in seconds."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of the whole process (all threads)."""
+    return sum(cpu_user_system(pid))
 
 
 def steady_rss_kib(pid: int, seconds: float = 0.5, samples: int = 5) -> int | None:
@@ -399,11 +404,14 @@ class ModeRun:
             if direction == "down":
                 argv.append("-R")
             procs = [p for p in (self.client, self.relay) if p is not None]
-            cpu0 = [cpu_seconds(p.pid) for p in procs]
+            cpu0 = [cpu_user_system(p.pid) for p in procs]
             with RssSampler(self.client.pid, interval=0.1) if self.client else contextlib.nullcontext() as peak:
                 cp = self.topo.exec(self.topo.client, argv, timeout=s.iperf_seconds + 30)
             rss_peak = peak.peak if peak else None
-            cpu = [cpu_seconds(p.pid) - c for p, c in zip(procs, cpu0)]
+            # user: the process's own code (the cipher, lwIP); system: the kernel's work for it (syscalls,
+            # and the TCP receive path of what it sends through a veth or loopback, run in its context).
+            split = [tuple(a - b for a, b in zip(cpu_user_system(p.pid), c)) for p, c in zip(procs, cpu0)]
+            cpu = [u + k for u, k in split]
             try:
                 out = json.loads(cp.stdout)
             except json.JSONDecodeError:
@@ -418,13 +426,15 @@ class ModeRun:
             if procs:
                 gb = received["bytes"] / 1e9
                 detail.update({"cpu_client_s": cpu[0], "cpu_relay_s": cpu[1],
+                               "cpu_client_user_s": split[0][0], "cpu_client_system_s": split[0][1],
+                               "cpu_relay_user_s": split[1][0], "cpu_relay_system_s": split[1][1],
                                "cpu_s_per_gb": sum(cpu) / gb if gb else None, "client_rss_peak_kib": rss_peak})
                 if streams == 1 and gb:
                     self.figures[f"cpu_{direction}_s_per_gb"] = sum(cpu) / gb
             self.figures[f"{key}_gbps"] = gbps
             self.details[f"iperf3_{key}"] = detail
-            extra = (f", CPU client {cpu[0]:.1f} s + relay {cpu[1]:.1f} s = {sum(cpu) / (received['bytes'] / 1e9):.2f} s/GB"
-                     if procs else "")
+            extra = (f", CPU client {cpu[0]:.2f} s ({split[0][0]:.2f} user) + relay {cpu[1]:.2f} s "
+                     f"({split[1][0]:.2f} user) = {sum(cpu) / (received['bytes'] / 1e9):.2f} s/GB" if procs else "")
             self.say(f"  [{self.mode}] iperf3 {streams} stream{'s' if streams > 1 else ''} {direction}: "
                      f"{gbps:.2f} Gbit/s{extra}")
         finally:
