@@ -349,6 +349,12 @@ static void fw_event(struct fw_ref *ref, uint32_t events) {
     if (fw_pump(&c->up) < 0 || fw_pump(&c->down) < 0 || (c->up.done && c->down.done)) fw_close(c);
 }
 
+/* SIGTERM is how bench.py stops a forwarder: a normal end, exit 0. */
+static void fw_on_term(int sig) {
+    (void)sig;
+    _exit(0);
+}
+
 static void fw_usage(void) {
     fprintf(stderr, "usage: forward [--cipher none|chacha20-poly1305] [--role client|relay] [--nodelay on|off] [--ready FILE] "
                     "LISTEN TARGET [LISTEN TARGET ...]   (ADDR:PORT, IPv4)\n");
@@ -385,6 +391,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGTERM, fw_on_term);
     fw_ep = epoll_create1(EPOLL_CLOEXEC);
     if (fw_ep < 0) fw_die("epoll_create1");
     for (int p = 0; p < pairs; p++) {

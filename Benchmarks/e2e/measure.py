@@ -423,6 +423,13 @@ class ModeRun:
             gbps = received["bits_per_second"] / 1e9
             detail = {"gbps": gbps, "bytes": received["bytes"], "seconds": received["seconds"],
                       "retransmits": end.get("sum_sent", {}).get("retransmits")}
+            # What iperf3 itself (client "host" + server "remote", % of one CPU over the run) used: with the
+            # tunnel's CPU it shows how the two vCPUs were spent. In kernel mode it includes the forwarding,
+            # which runs in the softirq context of whichever process is on the CPU.
+            util = end.get("cpu_utilization_percent", {})
+            if received["bytes"] and "host_total" in util and "remote_total" in util:
+                endpoints_s = (util["host_total"] + util["remote_total"]) / 100 * received["seconds"]
+                detail["iperf3_cpu_s_per_gb"] = endpoints_s / (received["bytes"] / 1e9)
             if procs:
                 gb = received["bytes"] / 1e9
                 detail.update({"cpu_client_s": cpu[0], "cpu_relay_s": cpu[1],
