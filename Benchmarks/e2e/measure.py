@@ -87,11 +87,6 @@ def cpu_user_system(pid: int) -> tuple[float, float]:
     return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of the whole process (all threads)."""
-    return sum(cpu_user_system(pid))
-
-
 def steady_rss_kib(pid: int, seconds: float = 0.5, samples: int = 5) -> int | None:
     """The median of a few samples: RSS moves a little while timers run."""
     vals = []
@@ -258,7 +253,8 @@ class ModeRun:
     def _check_alive(self) -> None:
         for p in (self.relay, self.client):
             if p is not None and not p.alive():
-                raise RuntimeError(f"{p.name} exited {p.popen.returncode}:\n{h.tail(p.log)}")
+                what = {"relay": "sluice relay", "client": "sluice up"}.get(p.name, p.name)
+                raise RuntimeError(f"{what} exited {p.popen.returncode}:\n{h.tail(p.log)}")
 
     def _loadgen(self, *args: object, timeout: float) -> dict:
         cp = self.topo.exec(self.topo.client, [self.loadgen, *map(str, args)], timeout=timeout)
