@@ -3,10 +3,12 @@
 
     sudo python3 Benchmarks/e2e/bench.py [--quick] [--out DIR]     (or: make bench / make bench-quick)
 
-For each mode — "kernel" (the relay namespace forwards: the ceiling), then "sluice" (relay and client
-processes, encrypted carriers) — it builds the three namespaces of Tests/E2E/netns.py, starts a C load
-server and iperf3 in the server namespace, runs the tests of measure.py, and removes everything again.
-Then it prints a table (Sluice, ceiling, % of ceiling, target, verdict) on stdout, and writes
+For each mode — "kernel" (the relay namespace forwards: the ceiling), "floor" and "floor-aead" (two
+minimal C forwarders in a chain, plain or sealing ChaCha20-Poly1305 records: the most any proxy-style
+tunnel can do here; iperf3 only), then "sluice" (relay and client processes, encrypted carriers) — it
+builds the three namespaces of Tests/E2E/netns.py, starts a C load server and iperf3 in the server
+namespace, runs the tests of measure.py, and removes everything again.
+Then it prints a table (Sluice, ceiling, % of ceiling, the floors, target, verdict) on stdout, and writes
 DIR/bench-<timestamp>.json (every figure, the commit, the machine) and DIR/bench-<timestamp>.svg.
 Progress goes to stderr. Exit status: 0 when every test ran (whatever the verdicts; with --strict,
 3 when a target is missed), 1 when a test could not run, 2 for bad usage.
@@ -35,6 +37,7 @@ sys.path.insert(0, str(REPO / "Tests" / "E2E"))
 sys.path.insert(0, str(HERE))
 
 import chart  # noqa: E402
+import floor  # noqa: E402
 import harness as h  # noqa: E402
 import measure  # noqa: E402
 import metrics  # noqa: E402
@@ -90,15 +93,17 @@ def machine_info() -> dict:
         "gcc": _out(["gcc", "-dumpfullversion"]),
         "python": platform.python_version(),
         "sluice": _out([h.sluice_bin(), "--version"]),
+        "openssl": _out(["openssl", "version"]),  # forward.c's ChaCha20-Poly1305, as Sluice's records
     }
 
 
-def compile_loadgen(workdir: Path) -> Path:
-    out = workdir / "loadgen"
-    cp = subprocess.run(["gcc", "-O2", "-Wall", "-o", str(out), str(HERE / "loadgen.c")], capture_output=True,
-                        text=True, timeout=60)
+def compile_c(workdir: Path, name: str, libs: tuple[str, ...] = ()) -> Path:
+    """Builds Benchmarks/e2e/NAME.c into the temporary directory (loadgen: libc only; forward: -lcrypto)."""
+    out = workdir / name
+    cp = subprocess.run(["gcc", "-O2", "-Wall", "-o", str(out), str(HERE / f"{name}.c"), *libs],
+                        capture_output=True, text=True, timeout=60)
     if cp.returncode != 0:
-        raise RuntimeError(f"gcc could not build loadgen.c:\n{cp.stderr}")
+        raise RuntimeError(f"gcc could not build {name}.c:\n{cp.stderr}")
     return out
 
 
@@ -132,7 +137,8 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="2 s per test, 2,000 idle flows: fits in two minutes")
     ap.add_argument("--out", default=str(REPO / "bench-results"), help="where the JSON and SVG go")
-    ap.add_argument("--modes", default="kernel,sluice", help="comma-separated, in order (default kernel,sluice)")
+    ap.add_argument("--modes", default=",".join(measure.MODES),
+                    help=f"comma-separated, in order, of {','.join(measure.MODES)} (default all)")
     ap.add_argument("--iperf-seconds", type=float, help="duration of each iperf3 run (full 10, quick 2)")
     ap.add_argument("--rate-seconds", type=float, help="duration of each rate test (full 10, quick 2)")
     ap.add_argument("--flows", type=int, help="idle TCP flows to hold (full 10000, quick 2000)")
@@ -148,8 +154,8 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    if not modes or any(m not in ("kernel", "sluice") for m in modes):
-        ap.error("--modes takes kernel and/or sluice")
+    if not modes or any(m not in measure.MODES for m in modes):
+        ap.error(f"--modes takes some of {','.join(measure.MODES)}")
     groups = tuple(t.strip() for t in args.tests.split(",") if t.strip())
     if not groups or any(t not in measure.GROUPS for t in groups):
         ap.error(f"--tests takes some of {','.join(measure.GROUPS)}")
@@ -190,10 +196,11 @@ def main(argv: list[str]) -> int:
     results: dict[str, dict] = {}
     workdir = Path(tempfile.mkdtemp(prefix="sluice-bench-"))
     try:
-        loadgen = compile_loadgen(workdir)
+        loadgen = compile_c(workdir, "loadgen")
+        forward = compile_c(workdir, "forward", ("-lcrypto",)) if set(modes) & set(floor.MODES) else None
         for mode in modes:
             say(f"bench: {mode} mode ({'quick' if args.quick else 'full'})")
-            results[mode] = measure.ModeRun(mode, s, workdir, loadgen, say).run()
+            results[mode] = measure.ModeRun(mode, s, workdir, loadgen, say, forward).run()
     except (KeyboardInterrupt, TimeoutError) as e:
         say(f"bench: stopped ({e}); everything it made is removed")
         return 1
@@ -205,7 +212,8 @@ def main(argv: list[str]) -> int:
 
     sluice = results.get("sluice", {}).get("figures", {})
     ceiling = results.get("kernel", {}).get("figures", {})
-    rows = metrics.compare(sluice, ceiling)
+    floors = {m: results[m].get("figures", {}) for m in floor.MODES if m in results}
+    rows = metrics.compare(sluice, ceiling, floors)
     git, machine = git_info(), machine_info()
     machine["loadavg_before"] = [round(x, 2) for x in load_before]
     machine["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
@@ -231,7 +239,7 @@ def main(argv: list[str]) -> int:
 
     print(f"Sluice benchmark{' (quick)' if args.quick else ''} — commit {git['describe'] or git['commit']} — "
           f"{machine['nproc']} CPUs, {machine['cpu_model']}, kernel {machine['kernel']}")
-    print(metrics.table(rows))
+    print(metrics.table(rows, list(floors)))
     errors = {f"{m}/{k}": v for m, r in results.items() for k, v in r.get("errors", {}).items()}
     for k, v in errors.items():
         print(f"error: {k}: {v.splitlines()[0]}")

@@ -13,8 +13,10 @@ kept — do not colour the next one:
 udp and tcp_cc start with the same tests at one request or connection in flight: their latency, which
 explains a low rate (a rate at N in flight is at most N / latency).
 
-In kernel mode the same tests run over plain forwarding: the ceiling. A failing test records its error
-and the others still run. Processes are started through the E2E harness and stopped by pid.
+In kernel mode the same tests run over plain forwarding: the ceiling. In the floor modes (floor.py) the
+"tunnel" is two forward.c processes in a chain: only the iperf group runs there (the others need a TUN,
+or measure what only Sluice has). A failing test records its error and the others still run. Processes
+are started through the E2E harness and stopped by pid.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import floor
 import harness as h
 import netns
 
@@ -39,6 +42,8 @@ CLOSE_PORT, HOLD_PORT, UDP_PORT, IPERF_PORT = 9100, 9101, 9102, 5201
 SERVER = netns.SERVER_V4
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 GROUPS = ("udp", "idle_flows", "tcp_cc", "iperf")  # the order they run in; see the module comment
+MODES = ("kernel", *floor.MODES, "sluice")
+FLOOR_GROUPS = ("iperf",)  # what a chain of two forwarders can run
 
 
 @dataclass
@@ -75,11 +80,11 @@ def rss_kib(pid: int) -> int | None:
     return None
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of the whole process (all threads)."""
+def cpu_user_system(pid: int) -> tuple[float, float]:
+    """utime and stime of the whole process (all threads), in seconds."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
 
 
 def steady_rss_kib(pid: int, seconds: float = 0.5, samples: int = 5) -> int | None:
@@ -128,14 +133,22 @@ class RssSampler:
 # -- one mode ---------------------------------------------------------------------------------------
 
 class ModeRun:
-    """Runs every test of one mode ("kernel" or "sluice"); `run()` returns figures, details, errors."""
+    """Runs every test of one mode (one of MODES); `run()` returns figures, details, errors.
+
+    `client` and `relay` are the tunnel's two processes: `sluice up` and `sluice relay`, or in the floor
+    modes forwarders A and B (their CPU time is measured the same way)."""
 
     def __init__(self, mode: str, settings: Settings, workdir: Path, loadgen: Path,
-                 say: Callable[[str], None] = print) -> None:
-        self.mode, self.s, self.loadgen, self.say = mode, settings, str(loadgen), say
+                 say: Callable[[str], None] = print, forward: Path | None = None) -> None:
+        if mode not in MODES or (mode in floor.MODES and forward is None):
+            raise ValueError(f"mode {mode!r}: one of {MODES}; the floor modes need forward.c built")
+        self.mode, self.s, self.loadgen, self.say, self.forward = mode, settings, str(loadgen), say, forward
         self.workdir = workdir / mode
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.topo = netns.Topology(mode=mode, tag="bench")
+        # The floor modes need what sluice mode has: no forwarding in the relay namespace, no route.
+        self.topo = netns.Topology(mode="kernel" if mode == "kernel" else "sluice", tag="bench")
+        # Where the client namespace's applications connect: the server, or forwarder A.
+        self.target = floor.ADDRESS if mode in floor.MODES else SERVER
         self.runner = h.Runner(self.workdir)
         self.figures: dict[str, float] = {}
         self.details: dict[str, object] = {}
@@ -154,8 +167,12 @@ class ModeRun:
                 self.topo.sysctl(ns, "net.ipv4.ip_local_port_range", "1024 65535")
             self._start_servers()
             for key in GROUPS:
-                if key in self.s.groups:
-                    self._group(key, getattr(self, f"test_{key}"))
+                if key not in self.s.groups:
+                    continue
+                if self.mode in floor.MODES and key not in FLOOR_GROUPS:
+                    self.details.setdefault("skipped", []).append(key)
+                    continue
+                self._group(key, getattr(self, f"test_{key}"))
         finally:
             self.runner.close()
             self.topo.destroy()
@@ -206,14 +223,20 @@ class ModeRun:
                 f"{netns.RELAY_CLIENT_SIDE_V4}:{h.RELAY_PORT}", relay_key.public, client_key,
                 extra=self.s.client_args), ns=self.topo.client)
             h.wait_client_up(self.topo, self.client)
+        elif self.mode in floor.MODES:
+            self.client, self.relay = floor.start(self.runner, self.topo, self.workdir, self.forward, self.mode,
+                                                  [CLOSE_PORT, IPERF_PORT])
         h.wait_for(self._one_flow, 15, interval=0.1, what="a first connection to the server")
+        if self.mode in floor.MODES:
+            self.details.setdefault("byte_checks", []).append(floor.check(self.topo))
+            self._check_alive()
 
     def _one_flow(self) -> bool:
         self._check_alive()
         try:
             with netns.socket_in(self.topo.client) as s:
                 s.settimeout(2)
-                s.connect((SERVER, CLOSE_PORT))
+                s.connect((self.target, CLOSE_PORT))
                 return s.recv(1) == b""  # the close server's FIN: the whole path works
         except OSError:
             return False
@@ -228,9 +251,10 @@ class ModeRun:
                 setattr(self, name, None)
 
     def _check_alive(self) -> None:
-        for name, p in (("sluice relay", self.relay), ("sluice up", self.client)):
+        for p in (self.relay, self.client):
             if p is not None and not p.alive():
-                raise RuntimeError(f"{name} exited {p.popen.returncode}:\n{h.tail(p.log)}")
+                what = {"relay": "sluice relay", "client": "sluice up"}.get(p.name, p.name)
+                raise RuntimeError(f"{what} exited {p.popen.returncode}:\n{h.tail(p.log)}")
 
     def _loadgen(self, *args: object, timeout: float) -> dict:
         cp = self.topo.exec(self.topo.client, [self.loadgen, *map(str, args)], timeout=timeout)
@@ -369,18 +393,21 @@ class ModeRun:
         server = self.runner.start(f"iperf3-{key}", ["iperf3", "-s", "-1", "-p", str(IPERF_PORT)], ns=self.topo.server)
         try:
             self._wait_listen(server)
-            argv = ["iperf3", "-c", SERVER, "-p", str(IPERF_PORT), "-t", str(s.iperf_seconds), "-J",
+            argv = ["iperf3", "-c", self.target, "-p", str(IPERF_PORT), "-t", str(s.iperf_seconds), "-J",
                     "--connect-timeout", "5000"]
             if streams > 1:
                 argv += ["-P", str(streams)]
             if direction == "down":
                 argv.append("-R")
             procs = [p for p in (self.client, self.relay) if p is not None]
-            cpu0 = [cpu_seconds(p.pid) for p in procs]
+            cpu0 = [cpu_user_system(p.pid) for p in procs]
             with RssSampler(self.client.pid, interval=0.1) if self.client else contextlib.nullcontext() as peak:
                 cp = self.topo.exec(self.topo.client, argv, timeout=s.iperf_seconds + 30)
             rss_peak = peak.peak if peak else None
-            cpu = [cpu_seconds(p.pid) - c for p, c in zip(procs, cpu0)]
+            # user: the process's own code (the cipher, lwIP); system: the kernel's work for it (syscalls,
+            # and the TCP receive path of what it sends through a veth or loopback, run in its context).
+            split = [tuple(a - b for a, b in zip(cpu_user_system(p.pid), c)) for p, c in zip(procs, cpu0)]
+            cpu = [u + k for u, k in split]
             try:
                 out = json.loads(cp.stdout)
             except json.JSONDecodeError:
@@ -392,16 +419,25 @@ class ModeRun:
             gbps = received["bits_per_second"] / 1e9
             detail = {"gbps": gbps, "bytes": received["bytes"], "seconds": received["seconds"],
                       "retransmits": end.get("sum_sent", {}).get("retransmits")}
+            # What iperf3 itself (client "host" + server "remote", % of one CPU over the run) used: with the
+            # tunnel's CPU it shows how the two vCPUs were spent. In kernel mode it includes the forwarding,
+            # which runs in the softirq context of whichever process is on the CPU.
+            util = end.get("cpu_utilization_percent", {})
+            if received["bytes"] and "host_total" in util and "remote_total" in util:
+                endpoints_s = (util["host_total"] + util["remote_total"]) / 100 * received["seconds"]
+                detail["iperf3_cpu_s_per_gb"] = endpoints_s / (received["bytes"] / 1e9)
             if procs:
                 gb = received["bytes"] / 1e9
                 detail.update({"cpu_client_s": cpu[0], "cpu_relay_s": cpu[1],
+                               "cpu_client_user_s": split[0][0], "cpu_client_system_s": split[0][1],
+                               "cpu_relay_user_s": split[1][0], "cpu_relay_system_s": split[1][1],
                                "cpu_s_per_gb": sum(cpu) / gb if gb else None, "client_rss_peak_kib": rss_peak})
                 if streams == 1 and gb:
                     self.figures[f"cpu_{direction}_s_per_gb"] = sum(cpu) / gb
             self.figures[f"{key}_gbps"] = gbps
             self.details[f"iperf3_{key}"] = detail
-            extra = (f", CPU client {cpu[0]:.1f} s + relay {cpu[1]:.1f} s = {sum(cpu) / (received['bytes'] / 1e9):.2f} s/GB"
-                     if procs else "")
+            extra = (f", CPU client {cpu[0]:.2f} s ({split[0][0]:.2f} user) + relay {cpu[1]:.2f} s "
+                     f"({split[1][0]:.2f} user) = {sum(cpu) / (received['bytes'] / 1e9):.2f} s/GB" if procs else "")
             self.say(f"  [{self.mode}] iperf3 {streams} stream{'s' if streams > 1 else ''} {direction}: "
                      f"{gbps:.2f} Gbit/s{extra}")
         finally:

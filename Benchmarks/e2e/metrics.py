@@ -4,6 +4,10 @@ A *figure* is one number a mode produced (`tcp1_up_gbps`: 2.1). A `Metric` says 
 which way is better, the target from the throughput issue, and whether plain kernel forwarding has the
 same figure (the *ceiling*: throughput and rates do; memory and CPU of the tunnel's processes do not).
 Metrics without a target (the one-in-flight latencies) are there to explain the others.
+
+The *floors* (bench.py's floor and floor-aead modes) are the same figures from two minimal forwarders in
+a chain: what any proxy-style tunnel can reach here at best. They stand next to Sluice's figure, with
+their own % of the ceiling, and get no verdict: the targets are Sluice's.
 """
 
 from __future__ import annotations
@@ -76,8 +80,13 @@ METRICS: list[Metric] = [
 ]
 
 
-def compare(sluice: dict, ceiling: dict) -> list[dict]:
-    """One row per metric: values, % of ceiling, target and verdict (JSON-ready)."""
+def _pct(value: float | None, ceiling: float | None) -> float | None:
+    return (100.0 * value / ceiling) if (value is not None and ceiling) else None
+
+
+def compare(sluice: dict, ceiling: dict, floors: dict[str, dict] | None = None) -> list[dict]:
+    """One row per metric: values, % of ceiling, target and verdict (JSON-ready). `floors` maps a floor
+    mode ("floor", "floor-aead") to its figures; each adds `floors[mode] = {value, pct_of_ceiling}`."""
     rows = []
     for m in METRICS:
         s = sluice.get(m.key)
@@ -85,7 +94,9 @@ def compare(sluice: dict, ceiling: dict) -> list[dict]:
         rows.append({
             "key": m.key, "label": m.label, "unit": m.unit,
             "sluice": s, "ceiling": c,
-            "pct_of_ceiling": (100.0 * s / c) if (s is not None and c) else None,
+            "pct_of_ceiling": _pct(s, c),
+            "floors": {name: {"value": f.get(m.key), "pct_of_ceiling": _pct(f.get(m.key), c)}
+                       for name, f in (floors or {}).items()},
             "target": m.target, "target_text": m.target_text(sluice),
             "higher_is_better": m.higher_is_better, "has_ceiling": m.has_ceiling,
             "verdict": m.verdict(s, sluice),
@@ -93,24 +104,33 @@ def compare(sluice: dict, ceiling: dict) -> list[dict]:
     return rows
 
 
-def table(rows: list[dict]) -> str:
-    """The rows as a plain-text table for stdout."""
+def pct_text(pct: float | None, higher_is_better: bool) -> str:
+    if pct is None:
+        return "–"
+    if higher_is_better:
+        return f"{pct:.1f}%"
+    return f"{pct / 100:,.1f}×"  # a time: "how many times the ceiling's" reads better than 45265.6%
+
+
+def table(rows: list[dict], floors: list[str] | None = None) -> str:
+    """The rows as a plain-text table for stdout; one column per floor mode that ran ("5.10 (58%)")."""
     by_key = {m.key: m for m in METRICS}
-    head = ["metric", "unit", "Sluice", "ceiling", "of ceil.", "target", "verdict"]
+    floors = floors or []
+    head = ["metric", "unit", "Sluice", "ceiling", "of ceil.", *floors, "target", "verdict"]
     lines = [head]
     for r in rows:
         m = by_key[r["key"]]
-        pct = r["pct_of_ceiling"]
-        if pct is None:
-            pct = "–"
-        elif r["higher_is_better"]:
-            pct = f"{pct:.1f}%"
-        else:  # a time: "how many times the ceiling's" reads better than 45265.6%
-            pct = f"{pct / 100:,.1f}×"
-        lines.append([r["label"], r["unit"], m.fmt(r["sluice"]), m.fmt(r["ceiling"]), pct, r["target_text"],
-                      r["verdict"]])
+        cells = []
+        for name in floors:
+            f = r["floors"].get(name, {})
+            cell = m.fmt(f.get("value"))
+            if f.get("pct_of_ceiling") is not None:
+                cell += f" ({pct_text(f['pct_of_ceiling'], r['higher_is_better'])})"
+            cells.append(cell)
+        lines.append([r["label"], r["unit"], m.fmt(r["sluice"]), m.fmt(r["ceiling"]),
+                      pct_text(r["pct_of_ceiling"], r["higher_is_better"]), *cells, r["target_text"], r["verdict"]])
     widths = [max(len(l[i]) for l in lines) for i in range(len(head))]
-    right = {2, 3, 4}
+    right = set(range(2, 5 + len(floors)))
     out = []
     for n, l in enumerate(lines):
         out.append("  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(l)).rstrip())

@@ -1,0 +1,130 @@
+"""The floor modes: two forward.c processes in a chain, the shape of any proxy-style tunnel, and nothing else.
+
+    client ns                                relay ns                            server ns
+    iperf3 -c 127.0.0.1 ── forwarder A ──────── forwarder B (10.10.0.2) ──────── iperf3 -s (10.20.0.2)
+                           127.0.0.1:PORT       PORT                              PORT
+
+Like the sluice mode the relay namespace does not forward packets and the client has no route to the
+server, so every byte crosses user space in A and in B, over three TCP connections. "floor" copies;
+"floor-aead" seals and opens ChaCha20-Poly1305 records between A and B (forward.c's comment says how).
+No TUN, no user-space TCP/IP, no multiplexing: whatever the chain reaches is the most any tunnel of this
+design reaches on this machine.
+
+A chain must prove it carries the bytes before it may produce a figure: `check()` sends 16 MiB each way
+through it at once, in uneven writes, and compares SHA-256 digests on both far sides (an echo alone would
+not do: two forwarders that both seal, or neither opens, give the bytes back unchanged).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import socket
+import threading
+from pathlib import Path
+
+import harness as h
+import netns
+
+MODES = ("floor", "floor-aead")
+CHECK_PORT = 9103
+CHECK_BYTES = 16 << 20
+ADDRESS = "127.0.0.1"  # where the application in the client namespace connects: forwarder A
+
+
+def cipher_args(mode: str, role: str) -> list[str]:
+    return ["--cipher", "chacha20-poly1305", "--role", role] if mode == "floor-aead" else ["--cipher", "none"]
+
+
+def start(runner: h.Runner, topo: netns.Topology, workdir: Path, forward: Path, mode: str,
+          ports: list[int]) -> tuple[h.Proc, h.Proc]:
+    """Starts B in the relay namespace, then A in the client namespace, each forwarding every port
+    (and CHECK_PORT); returns (A, B) once both listen."""
+    ports = [*ports, CHECK_PORT]
+    relay_pairs = [a for p in ports for a in (f"{netns.RELAY_CLIENT_SIDE_V4}:{p}", f"{netns.SERVER_V4}:{p}")]
+    client_pairs = [a for p in ports for a in (f"{ADDRESS}:{p}", f"{netns.RELAY_CLIENT_SIDE_V4}:{p}")]
+    procs = []
+    for name, ns, role, pairs in (("forward-relay", topo.relay, "relay", relay_pairs),
+                                  ("forward-client", topo.client, "client", client_pairs)):
+        ready = workdir / f"{name}.ready"
+        ready.unlink(missing_ok=True)
+        p = runner.start(name, [str(forward), *cipher_args(mode, role), "--ready", str(ready), *pairs], ns=ns)
+        h.wait_for(lambda: ready.exists() or not p.alive(), 10, what=f"{name} to listen")
+        if not p.alive():
+            raise RuntimeError(f"{name} exited {p.popen.returncode}:\n{h.tail(p.log)}")
+        procs.append(p)
+    return procs[1], procs[0]
+
+
+def _send(sock: socket.socket, data: bytes, seed: int) -> None:
+    """Writes `data` in uneven pieces (1 byte to more than four records), then half-closes."""
+    rng, pos = random.Random(seed), 0
+    while pos < len(data):
+        n = rng.choice((1, 7, 1000, 65519, 65520, 300000))
+        sock.sendall(data[pos:pos + n])
+        pos += n
+    sock.shutdown(socket.SHUT_WR)
+
+
+def _receive(sock: socket.socket) -> tuple[int, bytes]:
+    digest, count = hashlib.sha256(), 0
+    while True:
+        b = sock.recv(1 << 18)
+        if not b:
+            return count, digest.digest()
+        digest.update(b)
+        count += len(b)
+
+
+def check(topo: netns.Topology, size: int = CHECK_BYTES, timeout: float = 30) -> dict:
+    """Sends `size` bytes from the client namespace to a server in the server namespace through the
+    chain, and `size` other bytes back at the same time; raises unless both arrive whole and unchanged."""
+    up = random.Random(1).randbytes(size)
+    down = random.Random(2).randbytes(size)
+    server_got: dict = {}
+    errors: list[BaseException] = []
+
+    def guarded(fn, *args) -> threading.Thread:
+        def run() -> None:
+            try:
+                fn(*args)
+            except BaseException as e:  # reported below
+                errors.append(e)
+        t = threading.Thread(target=run, name=f"floor-check-{fn.__name__}", daemon=True)
+        t.start()
+        return t
+
+    listener = netns.socket_in(topo.server)
+    conn = client = None
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((netns.SERVER_V4, CHECK_PORT))
+        listener.listen(1)
+        listener.settimeout(timeout)
+        client = netns.socket_in(topo.client)
+        client.settimeout(timeout)
+        client.connect((ADDRESS, CHECK_PORT))
+        conn, _ = listener.accept()
+        conn.settimeout(timeout)
+
+        def serve() -> None:
+            server_got["count"], server_got["sha256"] = _receive(conn)
+
+        threads = [guarded(serve), guarded(_send, conn, down, 4), guarded(_send, client, up, 3)]
+        got_count, got_sha = _receive(client)
+        for t in threads:
+            t.join(timeout)
+        if errors:
+            raise RuntimeError(f"the byte check through the chain failed: {errors[0]!r}")
+        want_up, want_down = hashlib.sha256(up).digest(), hashlib.sha256(down).digest()
+        if server_got.get("count") != size or server_got.get("sha256") != want_up:
+            raise RuntimeError(f"the server received {server_got.get('count')} bytes, not the {size} sent "
+                               "(or not the same bytes): the chain is broken, so it gets no figure")
+        if got_count != size or got_sha != want_down:
+            raise RuntimeError(f"the client received {got_count} bytes, not the {size} the server sent "
+                               "(or not the same bytes): the chain is broken, so it gets no figure")
+        return {"bytes_each_way": size, "sha256_up": want_up.hex(), "sha256_down": want_down.hex()}
+    finally:
+        for s in (client, conn, listener):
+            if s is not None:
+                s.close()

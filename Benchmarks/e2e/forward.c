@@ -1,0 +1,430 @@
+/*
+ * forward — the floor of any proxy-style tunnel, for Sluice's end-to-end benchmark (bench.py).
+ *
+ * Shadowsocks, tun2socks + a SOCKS relay, and Sluice share one shape: the application's bytes cross
+ * user space twice, at a client and at a relay, over three TCP connections (app → client, client →
+ * relay, relay → server). Two of these processes in a chain are that shape with nothing else: no
+ * TCP/IP stack in user space, no multiplexing, no allocation per packet. Whatever this chain does on a
+ * machine is the most any such tunnel can do there; bench.py's "floor" and "floor-aead" modes run it.
+ *
+ *   forward [--cipher none|chacha20-poly1305] [--role client|relay] [--nodelay on|off] [--ready FILE]
+ *           LISTEN TARGET [LISTEN TARGET …]
+ *
+ * LISTEN and TARGET are IPv4 ADDR:PORT. For every connection accepted on a LISTEN address it connects
+ * to that pair's TARGET and copies both ways until both sides have closed, passing half-closes on.
+ * One thread, edge-triggered epoll, non-blocking sockets, reads of 256 KiB, read()/write() — never
+ * splice(): an encrypting tunnel must have the bytes in user space, so this one does too. TCP_NODELAY
+ * on every socket, as Sluice sets it on its carrier and destination sockets (`--nodelay off` leaves
+ * Nagle on: with 256 KiB writes it made no difference in bulk transfer); socket buffers are the
+ * kernel's autotuned defaults, as Sluice leaves them.
+ *
+ * With --cipher chacha20-poly1305 the connection between the two forwarders carries records shaped like
+ * Sluice's (docs/protocol.md §2): a 2-byte big-endian plaintext length, the ciphertext, a 16-byte tag;
+ * at most 65,519 bytes of plaintext, so a record is at most 65,537 bytes; the nonce is 4 zero bytes
+ * and a per-direction counter as a little-endian u64; the length is the additional data. Sluice also
+ * masks the length with one more ChaCha20 block per record and rekeys every 2^20 records; both are
+ * left out (a few hundred bytes of keystream per 64 KiB), so this stays a floor. The AEAD is OpenSSL's
+ * libcrypto EVP ChaCha20-Poly1305, the implementation Sluice's records use, one EVP_CIPHER_CTX per
+ * direction keyed once, only the nonce set per record.
+ *   --role client  the accepted side is the application: seal what it sends, open what TARGET sends.
+ *   --role relay   the accepted side is the client forwarder: open what it sends, seal what TARGET sends.
+ * THE KEY IS A FIXED CONSTANT: this measures what the cipher costs, it protects nothing.
+ *
+ * --ready FILE is written once every LISTEN socket listens. A record that fails authentication, or
+ * any unexpected error, ends the process with a message: a broken forwarder must not yield a figure.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/evp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define FW_READ_SIZE (256 * 1024)
+#define FW_MAX_PLAINTEXT 65519 /* Sluice's RecordFormat.maxPlaintextLength */
+#define FW_LEN_SIZE 2
+#define FW_TAG_SIZE 16
+#define FW_OVERHEAD (FW_LEN_SIZE + FW_TAG_SIZE)
+#define FW_MAX_RECORD (FW_MAX_PLAINTEXT + FW_OVERHEAD)
+/* Sealing 256 KiB makes at most 5 records: the output needs room for their overhead. */
+#define FW_SEAL_OUT (FW_READ_SIZE + (FW_READ_SIZE / FW_MAX_PLAINTEXT + 1) * FW_OVERHEAD)
+/* Opening reads up to 256 KiB after a partial record of less than one record; the plaintext is smaller. */
+#define FW_OPEN_IN (FW_READ_SIZE + FW_MAX_RECORD)
+#define FW_MAX_LISTEN 16
+
+_Static_assert(FW_MAX_RECORD <= 65537, "a record must fit Sluice's 65,537-byte limit");
+
+enum fw_xform { FW_COPY, FW_SEAL, FW_OPEN };
+
+/* One direction of one connection: bytes read from `src`, transformed, written to `dst`. */
+struct fw_dir {
+    int src, dst;
+    enum fw_xform xform;
+    EVP_CIPHER_CTX *ctx;      /* FW_SEAL / FW_OPEN: keyed once */
+    uint64_t counter;         /* the next record's nonce */
+    unsigned char *in;        /* FW_OPEN: records read, not yet opened (in[0..in_len)) */
+    size_t in_len;
+    unsigned char *out;       /* bytes to write: out[out_off..out_len) */
+    size_t out_off, out_len;
+    int readable, writable;   /* edge-triggered: set by an event, cleared by EAGAIN or a short read */
+    int eof;                  /* src said FIN: shut dst's write side once out is drained */
+    int done;                 /* FIN passed on */
+};
+
+struct fw_conn {
+    int a, b;                 /* a: accepted; b: connected to the target */
+    int connecting;           /* b's connect not yet finished */
+    int closed;               /* sockets closed; freed after the current batch of events */
+    struct fw_conn *next_closed;
+    struct fw_dir up, down;   /* up: a → b; down: b → a */
+};
+
+/* What an epoll event points at: a listener or one socket of a connection. */
+struct fw_ref {
+    int kind;                 /* 0 listener, 1 side a, 2 side b */
+    int fd, index;            /* a listener's socket and pair index */
+    struct fw_conn *conn;
+};
+
+static enum { FW_NONE, FW_CHACHA } fw_cipher = FW_NONE;
+static enum { FW_ROLE_NONE, FW_ROLE_CLIENT, FW_ROLE_RELAY } fw_role = FW_ROLE_NONE;
+static struct sockaddr_in fw_targets[FW_MAX_LISTEN];
+static struct fw_ref fw_listen_refs[FW_MAX_LISTEN];
+static int fw_ep;
+static int fw_nodelay_on = 1;
+
+/* A fixed key: see the comment at the top. */
+static const unsigned char fw_key[32] = "sluice-floor-benchmark-fixedkey";
+
+static void fw_die(const char *what) {
+    fprintf(stderr, "forward: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+static void fw_fail(const char *what) {
+    fprintf(stderr, "forward: %s\n", what);
+    exit(1);
+}
+
+static int fw_parse(const char *text, struct sockaddr_in *sa) {
+    char host[64];
+    const char *colon = strrchr(text, ':');
+    if (!colon || (size_t)(colon - text) >= sizeof host) return -1;
+    memcpy(host, text, colon - text);
+    host[colon - text] = 0;
+    memset(sa, 0, sizeof *sa);
+    sa->sin_family = AF_INET;
+    sa->sin_port = htons((uint16_t)atoi(colon + 1));
+    return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
+}
+
+static void fw_nodelay(int fd) {
+    if (fw_nodelay_on) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &fw_nodelay_on, sizeof fw_nodelay_on);
+}
+
+static EVP_CIPHER_CTX *fw_context(int encrypt) {
+    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+    if (!c || EVP_CipherInit_ex(c, EVP_chacha20_poly1305(), NULL, fw_key, NULL, encrypt) != 1)
+        fw_fail("libcrypto could not set up ChaCha20-Poly1305");
+    return c;
+}
+
+static void fw_nonce(unsigned char nonce[12], uint64_t counter) {
+    memset(nonce, 0, 4);
+    for (int i = 0; i < 8; i++) nonce[4 + i] = (unsigned char)(counter >> (8 * i));
+}
+
+static void fw_dir_init(struct fw_dir *d, int src, int dst, enum fw_xform x) {
+    memset(d, 0, sizeof *d);
+    d->src = src;
+    d->dst = dst;
+    d->xform = x;
+    d->out = malloc(x == FW_SEAL ? FW_SEAL_OUT : x == FW_OPEN ? FW_OPEN_IN : FW_READ_SIZE);
+    if (x != FW_COPY) d->ctx = fw_context(x == FW_SEAL);
+    if (x == FW_OPEN) d->in = malloc(FW_OPEN_IN);
+    if (!d->out || (x == FW_OPEN && !d->in)) fw_fail("out of memory");
+}
+
+static void fw_dir_free(struct fw_dir *d) {
+    free(d->out);
+    free(d->in);
+    if (d->ctx) EVP_CIPHER_CTX_free(d->ctx);
+}
+
+/* Seals `n` plaintext bytes (read into a scratch area) as records into d->out. */
+static void fw_seal(struct fw_dir *d, const unsigned char *plain, size_t n) {
+    unsigned char *o = d->out;
+    while (n > 0) {
+        size_t len = n < FW_MAX_PLAINTEXT ? n : FW_MAX_PLAINTEXT;
+        unsigned char nonce[12];
+        int w = 0;
+        fw_nonce(nonce, d->counter++);
+        o[0] = (unsigned char)(len >> 8);
+        o[1] = (unsigned char)len;
+        if (EVP_CipherInit_ex(d->ctx, NULL, NULL, NULL, nonce, -1) != 1
+            || EVP_CipherUpdate(d->ctx, NULL, &w, o, FW_LEN_SIZE) != 1
+            || EVP_CipherUpdate(d->ctx, o + FW_LEN_SIZE, &w, plain, (int)len) != 1
+            || EVP_CipherFinal_ex(d->ctx, o + FW_LEN_SIZE + w, &w) != 1
+            || EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_AEAD_GET_TAG, FW_TAG_SIZE, o + FW_LEN_SIZE + len) != 1)
+            fw_fail("libcrypto failed to seal a record");
+        o += len + FW_OVERHEAD;
+        plain += len;
+        n -= len;
+    }
+    d->out_off = 0;
+    d->out_len = (size_t)(o - d->out);
+}
+
+/* Opens every whole record in d->in into d->out; keeps a partial one at the front of d->in. */
+static void fw_open(struct fw_dir *d) {
+    size_t pos = 0, olen = 0;
+    while (d->in_len - pos >= FW_LEN_SIZE) {
+        unsigned char *r = d->in + pos;
+        size_t len = ((size_t)r[0] << 8) | r[1];
+        if (len == 0 || len > FW_MAX_PLAINTEXT) fw_fail("a record with an impossible length: the stream is corrupt");
+        if (d->in_len - pos < len + FW_OVERHEAD) break;
+        unsigned char nonce[12];
+        int w = 0;
+        fw_nonce(nonce, d->counter++);
+        if (EVP_CipherInit_ex(d->ctx, NULL, NULL, NULL, nonce, -1) != 1
+            || EVP_CipherUpdate(d->ctx, NULL, &w, r, FW_LEN_SIZE) != 1
+            || EVP_CipherUpdate(d->ctx, d->out + olen, &w, r + FW_LEN_SIZE, (int)len) != 1
+            || EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_AEAD_SET_TAG, FW_TAG_SIZE, r + FW_LEN_SIZE + len) != 1
+            || EVP_CipherFinal_ex(d->ctx, d->out + olen + w, &w) != 1)
+            fw_fail("a record failed authentication: the stream is corrupt");
+        olen += len;
+        pos += len + FW_OVERHEAD;
+    }
+    if (pos > 0) {
+        memmove(d->in, d->in + pos, d->in_len - pos);
+        d->in_len -= pos;
+    }
+    d->out_off = 0;
+    d->out_len = olen;
+}
+
+/*
+ * Moves what it can in one direction: write out what is pending; when nothing is, read and transform.
+ * Stops when the socket it needs says EAGAIN (the next edge wakes it). Returns -1 when the
+ * connection must close (an error).
+ */
+static int fw_pump(struct fw_dir *d) {
+    static unsigned char scratch[FW_READ_SIZE];
+    for (;;) {
+        if (d->out_off < d->out_len) {
+            if (!d->writable) return 0;
+            ssize_t n = write(d->dst, d->out + d->out_off, d->out_len - d->out_off);
+            if (n < 0) {
+                if (errno == EAGAIN) { d->writable = 0; return 0; }
+                if (errno == EINTR) continue;
+                return -1;
+            }
+            d->out_off += (size_t)n;
+            continue;
+        }
+        if (d->eof) {
+            if (!d->done) {
+                if (d->xform == FW_OPEN && d->in_len) fw_fail("the stream ended inside a record");
+                shutdown(d->dst, SHUT_WR);
+                d->done = 1;
+            }
+            return 0;
+        }
+        if (!d->readable) return 0;
+        unsigned char *buf;
+        size_t room;
+        switch (d->xform) {
+        case FW_COPY: buf = d->out; room = FW_READ_SIZE; break;
+        case FW_SEAL: buf = scratch; room = FW_READ_SIZE; break;
+        default: buf = d->in + d->in_len; room = FW_OPEN_IN - d->in_len; break;
+        }
+        ssize_t n = read(d->src, buf, room);
+        if (n < 0) {
+            if (errno == EAGAIN) { d->readable = 0; return 0; }
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (n == 0) { d->eof = 1; continue; }
+        /* A short read does not prove the queue empty: read() returns early while segments wait in
+         * the socket's backlog, and their wake-up can be lost to us. So only EAGAIN clears `readable`. */
+        switch (d->xform) {
+        case FW_COPY: d->out_off = 0; d->out_len = (size_t)n; break;
+        case FW_SEAL: fw_seal(d, scratch, (size_t)n); break;
+        default: d->in_len += (size_t)n; fw_open(d); break;
+        }
+    }
+}
+
+/* Connections closed during the current batch of events: a later event of the batch may name them. */
+static struct fw_conn *fw_closed;
+
+static void fw_close(struct fw_conn *c) {
+    close(c->a);  /* closing removes them from the epoll set */
+    close(c->b);
+    c->closed = 1;
+    c->next_closed = fw_closed;
+    fw_closed = c;
+}
+
+static void fw_free_closed(void) {
+    while (fw_closed) {
+        struct fw_conn *c = fw_closed;
+        fw_closed = c->next_closed;
+        fw_dir_free(&c->up);
+        fw_dir_free(&c->down);
+        free(c);  /* the two fw_refs live right after it: see fw_accept */
+    }
+}
+
+static void fw_add(int fd, struct fw_ref *ref) {
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = ref};
+    if (epoll_ctl(fw_ep, EPOLL_CTL_ADD, fd, &ev) != 0) fw_die("epoll_ctl");
+}
+
+static void fw_accept(int lfd, int index) {
+    for (;;) {
+        int a = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (a < 0) {
+            if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED) return;
+            fw_die("accept4");
+        }
+        int b = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (b < 0) fw_die("socket");
+        fw_nodelay(a);
+        fw_nodelay(b);
+        if (connect(b, (struct sockaddr *)&fw_targets[index], sizeof fw_targets[index]) != 0 && errno != EINPROGRESS) {
+            close(a);
+            close(b);
+            continue;
+        }
+        /* The connection and its two epoll references in one allocation. */
+        struct fw_conn *c = calloc(1, sizeof *c + 2 * sizeof(struct fw_ref));
+        if (!c) fw_fail("out of memory");
+        struct fw_ref *refs = (struct fw_ref *)(c + 1);
+        c->a = a;
+        c->b = b;
+        c->connecting = 1;
+        enum fw_xform up = FW_COPY, down = FW_COPY;
+        if (fw_cipher == FW_CHACHA) {
+            up = fw_role == FW_ROLE_CLIENT ? FW_SEAL : FW_OPEN;
+            down = fw_role == FW_ROLE_CLIENT ? FW_OPEN : FW_SEAL;
+        }
+        fw_dir_init(&c->up, a, b, up);
+        fw_dir_init(&c->down, b, a, down);
+        refs[0] = (struct fw_ref){.kind = 1, .conn = c};
+        refs[1] = (struct fw_ref){.kind = 2, .conn = c};
+        fw_add(a, &refs[0]);
+        fw_add(b, &refs[1]);
+    }
+}
+
+static void fw_event(struct fw_ref *ref, uint32_t events) {
+    struct fw_conn *c = ref->conn;
+    if (c->closed) return;
+    if (ref->kind == 2 && c->connecting && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        getsockopt(c->b, SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err) { fw_close(c); return; }  /* the target refused: the app sees its connection close */
+        c->connecting = 0;
+    }
+    uint32_t in = EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR, out = EPOLLOUT | EPOLLHUP | EPOLLERR;
+    if (ref->kind == 1) {
+        if (events & in) c->up.readable = 1;
+        if (events & out) c->down.writable = 1;
+    } else {
+        if (events & in) c->down.readable = 1;
+        if (events & out) c->up.writable = 1;
+    }
+    if (c->connecting) return;  /* nothing moves before the target answered */
+    if (fw_pump(&c->up) < 0 || fw_pump(&c->down) < 0 || (c->up.done && c->down.done)) fw_close(c);
+}
+
+/* SIGTERM is how bench.py stops a forwarder: a normal end, exit 0. */
+static void fw_on_term(int sig) {
+    (void)sig;
+    _exit(0);
+}
+
+static void fw_usage(void) {
+    fprintf(stderr, "usage: forward [--cipher none|chacha20-poly1305] [--role client|relay] [--nodelay on|off] [--ready FILE] "
+                    "LISTEN TARGET [LISTEN TARGET ...]   (ADDR:PORT, IPv4)\n");
+    exit(2);
+}
+
+int main(int argc, char **argv) {
+    const char *ready = NULL;
+    int i = 1;
+    for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
+        if (i + 1 >= argc) fw_usage();
+        if (strcmp(argv[i], "--cipher") == 0) {
+            const char *v = argv[++i];
+            if (strcmp(v, "none") == 0) fw_cipher = FW_NONE;
+            else if (strcmp(v, "chacha20-poly1305") == 0) fw_cipher = FW_CHACHA;
+            else fw_usage();
+        } else if (strcmp(argv[i], "--role") == 0) {
+            const char *v = argv[++i];
+            if (strcmp(v, "client") == 0) fw_role = FW_ROLE_CLIENT;
+            else if (strcmp(v, "relay") == 0) fw_role = FW_ROLE_RELAY;
+            else fw_usage();
+        } else if (strcmp(argv[i], "--nodelay") == 0) {
+            fw_nodelay_on = strcmp(argv[++i], "off") != 0;
+        } else if (strcmp(argv[i], "--ready") == 0) {
+            ready = argv[++i];
+        } else {
+            fw_usage();
+        }
+    }
+    int pairs = (argc - i) / 2;
+    if (pairs < 1 || pairs > FW_MAX_LISTEN || (argc - i) % 2) fw_usage();
+    if (fw_cipher == FW_CHACHA && fw_role == FW_ROLE_NONE) {
+        fprintf(stderr, "forward: --cipher chacha20-poly1305 needs --role client or --role relay\n");
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGTERM, fw_on_term);
+    fw_ep = epoll_create1(EPOLL_CLOEXEC);
+    if (fw_ep < 0) fw_die("epoll_create1");
+    for (int p = 0; p < pairs; p++) {
+        struct sockaddr_in listen_at;
+        if (fw_parse(argv[i + 2 * p], &listen_at) || fw_parse(argv[i + 2 * p + 1], &fw_targets[p])) fw_usage();
+        int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        int one = 1;
+        if (lfd < 0) fw_die("socket");
+        setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(lfd, (struct sockaddr *)&listen_at, sizeof listen_at) != 0) fw_die(argv[i + 2 * p]);
+        if (listen(lfd, 1024) != 0) fw_die("listen");
+        fw_listen_refs[p] = (struct fw_ref){.kind = 0, .fd = lfd, .index = p};
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &fw_listen_refs[p]};
+        if (epoll_ctl(fw_ep, EPOLL_CTL_ADD, lfd, &ev) != 0) fw_die("epoll_ctl");
+    }
+    if (ready) {
+        FILE *f = fopen(ready, "w");
+        if (!f) fw_die(ready);
+        fprintf(f, "{\"pid\": %d}\n", (int)getpid());
+        fclose(f);
+    }
+    struct epoll_event events[64];
+    for (;;) {
+        int n = epoll_wait(fw_ep, events, 64, -1);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            fw_die("epoll_wait");
+        }
+        for (int k = 0; k < n; k++) {
+            struct fw_ref *ref = events[k].data.ptr;
+            if (ref->kind == 0) fw_accept(ref->fd, ref->index);
+            else fw_event(ref, events[k].events);
+        }
+        fw_free_closed();
+    }
+}
