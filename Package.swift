@@ -28,11 +28,13 @@ let package = Package(
         // errno text, the EINTR/EAGAIN syscall wrapper, the monotonic clock: shared by every module that makes syscalls.
         .target(name: "SluiceSystem"),
         .target(name: "SluiceWire", swiftSettings: hotPath),
-        .target(name: "SluiceCrypto", dependencies: ["CSodium", "CLibCrypto"], swiftSettings: hotPath),
+        // base64 (keys) without Foundation, shared by SluiceConfig and SluiceCrypto.
+        .target(name: "SluiceBase64"),
+        .target(name: "SluiceCrypto", dependencies: ["CSodium", "CLibCrypto", "SluiceBase64"], swiftSettings: hotPath),
         .target(name: "SluiceMux", dependencies: ["SluiceWire"], swiftSettings: hotPath),
         .target(name: "SluiceLoop", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceHost", dependencies: ["CSluiceShims", "CNFTables", "SluiceSystem", "SluiceWire", "SluiceLog"]),
-        .target(name: "SluiceConfig", dependencies: ["SluiceWire"]),
+        .target(name: "SluiceConfig", dependencies: ["SluiceWire", "SluiceBase64"]),
         .target(name: "SluiceStack", dependencies: ["CLwIP", "SluiceWire", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceCarrier", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceClient", dependencies: ["SluiceSystem", "SluiceWire", "SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceHost", "SluiceConfig", "SluiceLog"], swiftSettings: hotPath),
@@ -48,6 +50,7 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 
         .testTarget(name: "SluiceWireTests", dependencies: ["SluiceWire"]),
+        .testTarget(name: "SluiceBase64Tests", dependencies: ["SluiceBase64"]),
         .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "CSodium"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceCrypto"]),
         .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost"]),
