@@ -28,7 +28,8 @@ let package = Package(
         // errno text, the EINTR/EAGAIN syscall wrapper, the monotonic clock: shared by every module that makes syscalls.
         .target(name: "SluiceSystem"),
         .target(name: "SluiceWire", swiftSettings: hotPath),
-        // base64 (keys) without Foundation, shared by SluiceConfig and SluiceCrypto.
+        // JSON (config files, the state record) and base64 (keys) without Foundation: see Sources/SluiceJSON/JSONValue.swift.
+        .target(name: "SluiceJSON"),
         .target(name: "SluiceBase64"),
         .target(name: "SluiceCrypto", dependencies: ["CSodium", "CLibCrypto", "SluiceBase64"], swiftSettings: hotPath),
         .target(name: "SluiceMux", dependencies: ["SluiceWire"], swiftSettings: hotPath),
@@ -50,6 +51,7 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 
         .testTarget(name: "SluiceWireTests", dependencies: ["SluiceWire"]),
+        .testTarget(name: "SluiceJSONTests", dependencies: ["SluiceJSON"]),
         .testTarget(name: "SluiceBase64Tests", dependencies: ["SluiceBase64"]),
         .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "CSodium"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceCrypto"]),
