@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "SluiceCrypto", dependencies: ["CSodium", "CLibCrypto", "SluiceBase64"], swiftSettings: hotPath),
         .target(name: "SluiceMux", dependencies: ["SluiceWire"], swiftSettings: hotPath),
         .target(name: "SluiceLoop", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceLog"], swiftSettings: hotPath),
-        .target(name: "SluiceHost", dependencies: ["CSluiceShims", "CNFTables", "SluiceSystem", "SluiceWire", "SluiceLog"]),
+        .target(name: "SluiceHost", dependencies: ["CSluiceShims", "CNFTables", "SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceLog"]),
         .target(name: "SluiceConfig", dependencies: ["SluiceWire", "SluiceJSON", "SluiceBase64"]),
         .target(name: "SluiceStack", dependencies: ["CLwIP", "SluiceWire", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceCarrier", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceLog"], swiftSettings: hotPath),
