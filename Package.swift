@@ -19,8 +19,6 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         // OpenSSL's libcrypto, only for the ChaCha20-Poly1305 of carrier records: 2.5x libsodium's speed (Debian: libssl-dev).
         .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        // nftables rules (kill switch, --no-ipv6) through libnftables, not the nft program (Debian: libnftables-dev).
-        .systemLibrary(name: "CNFTables", pkgConfig: "libnftables", providers: [.apt(["libnftables-dev"])]),
         // The few C helpers for macros, struct fields and headers Swift cannot reach.
         .target(name: "CSluiceShims"),
 
@@ -34,7 +32,7 @@ let package = Package(
         .target(name: "SluiceCrypto", dependencies: ["CSodium", "CLibCrypto", "SluiceBase64"], swiftSettings: hotPath),
         .target(name: "SluiceMux", dependencies: ["SluiceWire"], swiftSettings: hotPath),
         .target(name: "SluiceLoop", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceLog"], swiftSettings: hotPath),
-        .target(name: "SluiceHost", dependencies: ["CSluiceShims", "CNFTables", "SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceLog"]),
+        .target(name: "SluiceHost", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceLog"]),
         .target(name: "SluiceConfig", dependencies: ["SluiceWire", "SluiceJSON", "SluiceBase64"]),
         .target(name: "SluiceStack", dependencies: ["CLwIP", "SluiceWire", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceCarrier", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceLog"], swiftSettings: hotPath),
