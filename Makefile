@@ -28,8 +28,8 @@ BENCH = $(SUDO) env SLUICE_BIN=$(SLUICE_BIN) timeout -k 30 1500 python3 Benchmar
 # The release binary links the Swift runtime and libstdc++ statically and packs its relative
 # relocations (lld, -z pack-relative-relocs: DT_RELR, glibc >= 2.36). Most of a Sluice process's
 # memory is shared-library pages the dynamic loader and the Swift runtime touch at start; linked in
-# and with 5 KB of RELR instead of 630 KB of RELA, an idle `sluice up` is 9.2 MiB resident instead
-# of 12.5 (README, "Memory"), for a binary of 18 MB instead of 6. Debug builds and `swift test` stay
+# and with 5 KB of RELR instead of 630 KB of RELA, an idle `sluice up` takes 3.3 MiB less resident
+# memory (README, "Memory"), for a binary of 18 MB instead of 6. Debug builds and `swift test` stay
 # dynamic. swiftc's static-stdlib link line asks for -lstdc++; a directory holding only libstdc++.a,
 # searched before gcc's own, makes that the static archive.
 STATIC_CXX_DIR := $(CURDIR)/.build/static-libstdc++
