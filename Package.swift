@@ -19,8 +19,6 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         // OpenSSL's libcrypto, only for the ChaCha20-Poly1305 of carrier records: 2.5x libsodium's speed (Debian: libssl-dev).
         .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        // nftables rules (kill switch, --no-ipv6) through libnftables, not the nft program (Debian: libnftables-dev).
-        .systemLibrary(name: "CNFTables", pkgConfig: "libnftables", providers: [.apt(["libnftables-dev"])]),
         // The few C helpers for macros, struct fields and headers Swift cannot reach.
         .target(name: "CSluiceShims"),
 
@@ -28,11 +26,14 @@ let package = Package(
         // errno text, the EINTR/EAGAIN syscall wrapper, the monotonic clock: shared by every module that makes syscalls.
         .target(name: "SluiceSystem"),
         .target(name: "SluiceWire", swiftSettings: hotPath),
-        .target(name: "SluiceCrypto", dependencies: ["CSodium", "CLibCrypto"], swiftSettings: hotPath),
+        // JSON (config files, the state record) and base64 (keys) without Foundation: see Sources/SluiceJSON/JSONValue.swift.
+        .target(name: "SluiceJSON"),
+        .target(name: "SluiceBase64"),
+        .target(name: "SluiceCrypto", dependencies: ["CSodium", "CLibCrypto", "SluiceBase64"], swiftSettings: hotPath),
         .target(name: "SluiceMux", dependencies: ["SluiceWire"], swiftSettings: hotPath),
         .target(name: "SluiceLoop", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceLog"], swiftSettings: hotPath),
-        .target(name: "SluiceHost", dependencies: ["CSluiceShims", "CNFTables", "SluiceSystem", "SluiceWire", "SluiceLog"]),
-        .target(name: "SluiceConfig", dependencies: ["SluiceWire"]),
+        .target(name: "SluiceHost", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceLog"]),
+        .target(name: "SluiceConfig", dependencies: ["SluiceWire", "SluiceJSON", "SluiceBase64"]),
         .target(name: "SluiceStack", dependencies: ["CLwIP", "SluiceWire", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceCarrier", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceClient", dependencies: ["SluiceSystem", "SluiceWire", "SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceHost", "SluiceConfig", "SluiceLog"], swiftSettings: hotPath),
@@ -48,6 +49,8 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 
         .testTarget(name: "SluiceWireTests", dependencies: ["SluiceWire"]),
+        .testTarget(name: "SluiceJSONTests", dependencies: ["SluiceJSON"]),
+        .testTarget(name: "SluiceBase64Tests", dependencies: ["SluiceBase64"]),
         .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "CSodium"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceCrypto"]),
         .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost"]),

@@ -8,8 +8,9 @@
 set -euo pipefail
 
 packages=(
-    # Build: the system libraries the Swift package links (pkg-config names lwip, libsodium, libcrypto, libnftables).
-    liblwip-dev libsodium-dev libssl-dev libnftables-dev pkg-config
+    # Build: the system libraries the Swift package links (pkg-config names lwip, libsodium, libcrypto).
+    # Run time: libnftables, opened (dlopen) for the kill switch, --no-ipv6 and per-app routing.
+    liblwip-dev libsodium-dev libssl-dev pkg-config libnftables1
     # End-to-end tests, demo and benchmarks: namespaces and routes, real clients, capabilities.
     iproute2 curl iperf3 util-linux libcap2-bin procps nftables
     # UDP, DNS and ICMP tests: dig (bind9-dnsutils; "dnsutils" is only its transitional name), ping,

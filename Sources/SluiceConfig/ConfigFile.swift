@@ -1,4 +1,4 @@
-import Foundation
+import SluiceJSON
 
 /// Loads one command's settings from a JSON config file.
 ///
@@ -18,7 +18,7 @@ enum ConfigFile {
             guard let flag = command.flag(jsonKey: key) else { throw unknownKey(key, path: path, command: command) }
             if flag.kind == .switch {
                 // A switch is a JSON boolean: true turns it on, false leaves it as if absent.
-                guard let on = boolean(object[key]!) else {
+                guard case .bool(let on) = object[key]! else {
                     throw .wrongType(path: path, key: key, expected: "true or false", got: typeName(object[key]!))
                 }
                 if on { entries[flag.name] = Settings.Entry(values: [""], origins: [.file(path: path, key: key, index: nil)]) }
@@ -29,7 +29,7 @@ enum ConfigFile {
         return entries
     }
 
-    private static func parse(path: String) throws(ConfigError) -> [String: Any] {
+    private static func parse(path: String) throws(ConfigError) -> [String: JSONValue] {
         let contents: SmallFile.Contents
         do {
             contents = try SmallFile.read(path, limit: sizeLimit)
@@ -39,26 +39,26 @@ enum ConfigFile {
         guard contents.bytes.contains(where: { !" \t\r\n".utf8.contains($0) }) else {
             throw .configFileInvalidJSON(path: path, detail: "the file is empty")
         }
-        let json: Any
+        let json: JSONValue
         do {
-            json = try JSONSerialization.jsonObject(with: Data(contents.bytes), options: [.fragmentsAllowed])
+            json = try JSONParser.parse(contents.bytes)
         } catch {
-            throw .configFileInvalidJSON(path: path, detail: describe(error, in: contents.bytes))
+            throw .configFileInvalidJSON(path: path, detail: error.description)
         }
-        guard let object = json as? [String: Any] else {
+        guard case .object(let object) = json else {
             throw .configFileNotObject(path: path, got: typeName(json))
         }
         return object
     }
 
-    private static func entry(_ value: Any, key: String, flag: FlagSpec, path: String) throws(ConfigError) -> Settings.Entry {
+    private static func entry(_ value: JSONValue, key: String, flag: FlagSpec, path: String) throws(ConfigError) -> Settings.Entry {
         if flag.repeatable {
-            guard let array = value as? [Any] else {
+            guard case .array(let array) = value else {
                 throw .wrongType(path: path, key: key, expected: "an array of strings", got: typeName(value))
             }
             var texts: [String] = []
             for (index, element) in array.enumerated() {
-                guard let text = element as? String else {
+                guard case .string(let text) = element else {
                     throw .wrongElementType(path: path, key: key, index: index, expected: "a string", got: typeName(element))
                 }
                 texts.append(text)
@@ -70,43 +70,35 @@ enum ConfigFile {
     }
 
     /// The value as the text a flag would carry.
-    private static func scalarText(_ value: Any, key: String, kind: FlagSpec.Kind, path: String) throws(ConfigError) -> String {
+    private static func scalarText(_ value: JSONValue, key: String, kind: FlagSpec.Kind, path: String) throws(ConfigError) -> String {
         switch kind {
         case .text, .switch:  // switches are handled as booleans before this
-            guard let text = value as? String else { throw .wrongType(path: path, key: key, expected: "a string", got: typeName(value)) }
+            guard case .string(let text) = value else { throw .wrongType(path: path, key: key, expected: "a string", got: typeName(value)) }
             return text
         case .path:
-            guard let text = value as? String else { throw .wrongType(path: path, key: key, expected: "a string", got: typeName(value)) }
+            guard case .string(let text) = value else { throw .wrongType(path: path, key: key, expected: "a string", got: typeName(value)) }
             return resolve(text, against: path)
         case .integer, .seconds:
-            guard let number = number(value) else { throw .wrongType(path: path, key: key, expected: "a number", got: typeName(value)) }
+            guard case .number(let number) = value else { throw .wrongType(path: path, key: key, expected: "a number", got: typeName(value)) }
             return numberText(number)
         case .integerOrHex:
-            if let text = value as? String { return text }
-            guard let number = number(value) else {
+            if case .string(let text) = value { return text }
+            guard case .number(let number) = value else {
                 throw .wrongType(path: path, key: key, expected: "a number or a string such as \"0x534c\"", got: typeName(value))
             }
             return numberText(number)
         }
     }
 
-    /// A JSON boolean (Foundation gives it as an NSNumber with type code "c").
-    private static func boolean(_ value: Any) -> Bool? {
-        guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else { return nil }
-        return number.boolValue
-    }
-
-    /// A JSON number, not a boolean (Foundation gives both as NSNumber; booleans have type code "c").
-    private static func number(_ value: Any) -> NSNumber? {
-        guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else { return nil }
-        return number
-    }
-
-    /// "1400" for whole numbers, "2.5" otherwise, so the shared checks can accept or refuse it.
-    private static func numberText(_ number: NSNumber) -> String {
-        let double = number.doubleValue
+    /// The number as the text a flag would carry, for the shared checks to accept or refuse: whole
+    /// numbers plainly ("1400" also for `1400.0` or `1.4e3`), others in Swift's shortest form ("2.5"),
+    /// and numbers no double holds (`1e400`) or too long to be exact as written, so that the error
+    /// quotes what the user wrote.
+    static func numberText(_ number: JSONNumber) -> String {
+        if let integer = number.integer(as: Int64.self) { return String(integer) }
+        guard number.isIntegerLiteral == false, let double = number.double else { return number.text }
         if double == double.rounded(), abs(double) < 9e15 { return String(Int64(double)) }
-        return number.stringValue
+        return String(double)
     }
 
     /// `relative` joined to the directory of `configPath`; absolute paths stay as they are.
@@ -126,28 +118,8 @@ enum ConfigFile {
         return .unknownKey(path: path, key: key, suggestion: nil)
     }
 
-    static func typeName(_ value: Any) -> String {
-        switch value {
-        case is String: return "a string"
-        case is NSNull: return "null (leave the key out instead)"
-        case let number as NSNumber: return String(cString: number.objCType) == "c" ? "a boolean" : "a number"
-        case is [Any]: return "an array"
-        case is [String: Any]: return "an object"
-        default: return "a \(type(of: value))"
-        }
-    }
-
-    /// Foundation reports "… around character 57."; turn the offset into a line and column.
-    private static func describe(_ error: Error, in bytes: [UInt8]) -> String {
-        let detail = ((error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String) ?? "\(error)"
-        var trimmed = detail.hasSuffix(".") ? String(detail.dropLast()) : detail
-        if let range = trimmed.range(of: "around character "),
-           let offset = Int(trimmed[range.upperBound...].prefix { $0.isNumber }) {
-            let before = bytes.prefix(offset)
-            let line = before.filter { $0 == UInt8(ascii: "\n") }.count + 1
-            let column = before.count - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
-            trimmed = String(trimmed[..<range.lowerBound]) + "at line \(line), column \(column)"
-        }
-        return trimmed.prefix(1).lowercased() + trimmed.dropFirst()
+    /// The kind of a JSON value, as error messages name it.
+    static func typeName(_ value: JSONValue) -> String {
+        value == .null ? "null (leave the key out instead)" : value.kindName
     }
 }

@@ -1,3 +1,5 @@
+import SluiceBase64
+
 /// The text form of a Curve25519 key or pre-shared key: base64 of 32 bytes, 44 characters, as
 /// `wg genkey` prints. Decoding tolerates surrounding whitespace (a trailing newline from `echo` or an
 /// editor) and nothing else.

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import SluiceBase64
 
 /// Why a Sluice handshake (docs/protocol.md §1) failed. The relay logs one line with the
 /// description and closes without answering; the client logs it and backs off.
@@ -46,7 +42,7 @@ public enum HandshakeError: Error, Sendable, Equatable, CustomStringConvertible 
 
     /// Keys in log lines use the same base64 form as configuration files, so they can be grepped.
     private static func render(_ key: PublicKey) -> String {
-        Data(key.bytes).base64EncodedString()
+        Base64.encode(key.bytes)
     }
 
     /// Maps the Noise layer's errors: authentication failures become `decryptFailed`, the rest stay

@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 
 /// Where cgroup v2 is mounted, found in `/proc/self/mountinfo`: `/sys/fs/cgroup` on most systems,
@@ -33,10 +32,13 @@ public struct CGroupMount: Hashable, Sendable {
 
     /// Reads `/proc/self/mountinfo`; throws `.noCGroup2` when nothing there is cgroup v2.
     public static func find(mountinfoPath: String = "/proc/self/mountinfo") throws(HostError) -> CGroupMount {
-        guard let text = try? String(contentsOfFile: mountinfoPath, encoding: .utf8) else {
-            throw .cgroup(operation: "read", path: mountinfoPath, errno: errno == 0 ? EIO : errno)
+        let bytes: [UInt8]
+        do throws(HostError) {
+            bytes = try FileIO.read(mountinfoPath)
+        } catch {
+            throw .cgroup(operation: "read", path: mountinfoPath, errno: error.errno ?? EIO)
         }
-        guard let mount = parse(mountinfo: text) else { throw .noCGroup2 }
+        guard let mount = parse(mountinfo: String(decoding: bytes, as: UTF8.self)) else { throw .noCGroup2 }
         return mount
     }
 

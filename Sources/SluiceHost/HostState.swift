@@ -1,5 +1,5 @@
-import Foundation
 import Glibc
+import SluiceJSON
 import SluiceLog
 
 /// The record `sluice up` keeps of what it installed, in `/run/sluice/<tun>.json`: who owns it (pid
@@ -53,19 +53,21 @@ public struct HostState: Codable, Equatable, Sendable {
 
     // MARK: encoding
 
+    /// The record as pretty-printed JSON with sorted keys (the layout Foundation's `JSONEncoder` gave
+    /// it, so a record written by an older Sluice reads the same), ending in a newline.
     public func encoded() -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         // Every member is a plain value with a total encoding; a failure here is a programming error.
-        return Array(try! encoder.encode(self)) + [UInt8(ascii: "\n")]
+        let value = try! JSONValueEncoder().encode(self)
+        return JSONWriter.write(value) + [UInt8(ascii: "\n")]
     }
 
     public static func decode(_ bytes: [UInt8], path: String) throws(HostError) -> HostState {
         let state: HostState
         do {
-            state = try JSONDecoder().decode(HostState.self, from: Data(bytes))
+            state = try JSONValueDecoder().decode(HostState.self, from: try JSONParser.parse(bytes))
         } catch {
-            throw .stateFile(path: path, problem: "not a Sluice state record (\(error)); remove it by hand once you have checked `ip rule`, `ip route show table all` and `nft list ruleset`")
+            let reason = (error as? JSONError).map { "not JSON: \($0)" } ?? JSONValueDecoder.describe(error)
+            throw .stateFile(path: path, problem: "not a Sluice state record (\(reason)); remove it by hand once you have checked `ip rule`, `ip route show table all` and `nft list ruleset`")
         }
         guard state.version == currentVersion else {
             throw .stateFile(path: path, problem: "version \(state.version) is not \(currentVersion); use the sluice that wrote it")

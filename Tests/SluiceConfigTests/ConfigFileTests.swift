@@ -182,6 +182,26 @@ final class ConfigFileTests: XCTestCase {
         guard case .configFileInvalidJSON = error else { return XCTFail("\(String(describing: error))") }
     }
 
+    func testInvalidJSONNamesWhatWasExpected() throws {
+        let path = try dir.write("client.json", "{\n  \"mtu\": 1400,\n}\n")
+        assertConfigError(parsing(["up", "--config", path]),
+                          contains: ["\(path) is not valid JSON: expected a key in double quotes after ',', found '}' (JSON allows no comma before '}') at line 3, column 1."])
+    }
+
+    /// Numbers reach the shared checks as a flag would carry them; ones no integer or double holds are
+    /// quoted as written.
+    func testNumberForms() throws {
+        try writeKeys()
+        let exponent = try dir.write("etc/client.json", clientJSON(#", "mtu": 1.4e3, "carriers": 3.0"#))
+        let config = try parseUp(["--config", exponent])
+        XCTAssertEqual(config.mtu, 1400)
+        XCTAssertEqual(config.carriers, 3)
+        let long = try dir.write("etc/client.json", clientJSON(#", "mtu": 123456789012345678901234567890"#))
+        assertConfigError(parsing(["up", "--config", long]), contains: ["key \"mtu\" = 123456789012345678901234567890 is out of range"])
+        let huge = try dir.write("etc/client.json", clientJSON(#", "mtu": 1e400"#))
+        assertConfigError(parsing(["up", "--config", huge]), contains: ["key \"mtu\" = 1e400 is not a whole number"])
+    }
+
     func testEmptyConfigFile() throws {
         let path = try dir.write("client.json", "\n")
         assertConfigError(parsing(["up", "--config", path]), contains: ["\(path) is not valid JSON: the file is empty"])

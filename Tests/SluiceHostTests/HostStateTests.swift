@@ -40,6 +40,30 @@ final class HostStateTests: XCTestCase {
         XCTAssertTrue(text.contains("\"destination\" : \"2001:db8::\\/32\"") || text.contains("\"destination\" : \"2001:db8::/32\""), text)
     }
 
+    /// Records written by the Foundation-based Sluice (JSONEncoder, pretty, sorted keys) read back the
+    /// same, and what Sluice writes now is the same JSON.
+    func testSameJSONAsFoundationsEncoder() throws {
+        let steps = Self.everyStep + [.cgroupTree(path: "sluice/slst0", root: "/sys/fs/cgroup")]
+        let state = HostState(tun: "sluice0", pid: 42, processStart: .max, netNamespace: 4026531840, mountNamespace: 2, steps: steps)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let foundation = try encoder.encode(state)
+        XCTAssertEqual(try HostState.decode(Array(foundation), path: "x"), state)
+        let ours = try JSONSerialization.jsonObject(with: Data(state.encoded())) as? NSDictionary
+        XCTAssertEqual(ours, try JSONSerialization.jsonObject(with: foundation) as? NSDictionary)
+        XCTAssertEqual(try JSONDecoder().decode(HostState.self, from: Data(state.encoded())), state)
+    }
+
+    func testDecodeErrorNamesThePlace() {
+        let text = #"{"version":1,"tun":"s","pid":1,"processStart":1,"netNamespace":1,"mountNamespace":1,"steps":[{"route":{"_0":{"destination":"10.0.0.0/8","kind":"device","interface":"s"}}}]}"#
+        XCTAssertThrowsError(try HostState.decode(Array(text.utf8), path: "/run/sluice/s.json")) { error in
+            XCTAssertTrue("\(error)".contains("not a Sluice state record (steps[0].route._0: key \"table\" is missing)"), "\(error)")
+        }
+        XCTAssertThrowsError(try HostState.decode(Array("{\"version\":1,}".utf8), path: "/run/sluice/s.json")) { error in
+            XCTAssertTrue("\(error)".contains("not a Sluice state record (not JSON: expected a key in double quotes after ','"), "\(error)")
+        }
+    }
+
     func testRefusesWhatItDidNotWrite() {
         for (bytes, fragment) in [(Array("{}".utf8), "not a Sluice state record"), (Array("garbage".utf8), "not a Sluice state record"),
                                   (Array(#"{"version":9,"tun":"s","pid":1,"processStart":1,"netNamespace":1,"mountNamespace":1,"steps":[]}"#.utf8), "version 9")] {

@@ -1,17 +1,19 @@
-/// Strict standard base64 (RFC 4648 §4, with `=` padding), as `wg genkey` writes it.
+/// Strict standard base64 (RFC 4648 §4, with `=` padding), as `wg genkey` writes it. A module of its
+/// own so that both SluiceConfig (key files and flags) and SluiceCrypto (keys in log lines) use it
+/// without depending on each other or on Foundation.
 ///
 /// Foundation's decoder only says "nil"; this one says which character is wrong, so that a mangled key
 /// gets an error a person can fix. Non-canonical input (stray bits in the last character) is refused, as
 /// wireguard-tools refuses it, so one key has exactly one text form.
-enum Base64 {
+public enum Base64 {
     /// Why text is not base64, as a clause ("'!' at position 3 is not a base64 character").
-    struct Failure: Error, Equatable {
-        let reason: String
+    public struct Failure: Error, Equatable, Sendable {
+        public let reason: String
     }
 
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    public static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var i = 0
@@ -26,7 +28,7 @@ enum Base64 {
         return String(decoding: out, as: UTF8.self)
     }
 
-    static func decode(_ text: String) throws(Failure) -> [UInt8] {
+    public static func decode(_ text: String) throws(Failure) -> [UInt8] {
         let scalars = Array(text.unicodeScalars)
         guard scalars.count % 4 == 0 else {
             throw Failure(reason: "its length, \(scalars.count) characters, is not a multiple of 4")
