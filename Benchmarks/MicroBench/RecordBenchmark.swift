@@ -6,7 +6,7 @@ import SluiceCrypto
 /// seal → feed → open round trip, for 16 KiB records and maximal (65,519-byte, "64 KiB") records.
 /// Opening includes copying the bytes into the opener, as a socket read would. The first column is
 /// libsodium's ChaCha20-Poly1305 alone on the same sizes: what the record layer ran on before it
-/// moved to OpenSSL's implementation of the same cipher (`RecordAEAD`), kept as the comparison.
+/// moved to OpenSSL's implementation of the same cipher (CSluiceAEAD), kept as the comparison.
 enum RecordBenchmark {
     struct Result { let size: Int; let aead: Double; let seal: Double; let open: Double; let roundTrip: Double }
 

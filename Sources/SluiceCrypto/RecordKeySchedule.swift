@@ -22,12 +22,9 @@ struct RecordKeySchedule: ~Copyable {
     private(set) var counter: UInt64
     /// Records per key.
     let rekeyInterval: UInt64
-    /// The payload cipher, keyed with the current `k`.
-    let aead: RecordAEAD
 
-    /// Starts at record `counter` (0 except in tests) with `key` as the current payload key, for a
-    /// sealer (`encrypting`) or an opener.
-    init(key: SymmetricKey, rekeyInterval: UInt64, counter: UInt64 = 0, encrypting: Bool) {
+    /// Starts at record `counter` (0 except in tests) with `key` as the current payload key.
+    init(key: SymmetricKey, rekeyInterval: UInt64, counter: UInt64 = 0) {
         precondition(rekeyInterval > 0, "a rekey interval must be at least one record")
         Sodium.ensureInitialized()
         let memory = UnsafeMutableRawPointer.allocate(byteCount: Self.size, alignment: 16)
@@ -36,8 +33,6 @@ struct RecordKeySchedule: ~Copyable {
         self.memory = memory
         self.counter = counter
         self.rekeyInterval = rekeyInterval
-        aead = RecordAEAD(key: UnsafePointer((memory + Self.keyOffset).assumingMemoryBound(to: UInt8.self)),
-                          encrypting: encrypting)
         deriveLengthKey()
         writeNonce()
     }
@@ -86,7 +81,6 @@ struct RecordKeySchedule: ~Copyable {
             block, block + 32, nil, block, 32, nil, 0, nil, scratch, key)
         bytes(at: Self.keyOffset).update(from: block, count: SymmetricKey.byteCount)
         sodium_memzero(scratch, Self.scratchSize)
-        aead.rekey(key)
         deriveLengthKey()
     }
 

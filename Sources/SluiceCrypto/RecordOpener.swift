@@ -1,3 +1,5 @@
+import CSluiceAEAD
+
 /// Reads one direction's records out of the byte stream a TCP socket delivers in arbitrary pieces
 /// (docs/protocol.md §2; the layout is explained on `RecordFormat`).
 ///
@@ -23,7 +25,7 @@ public final class RecordOpener {
 
     /// Starts at an arbitrary record number: only for tests of the counter limit.
     init(key: SymmetricKey, rekeyInterval: UInt64, startingCounter: UInt64) {
-        schedule = RecordKeySchedule(key: key, rekeyInterval: rekeyInterval, counter: startingCounter, encrypting: false)
+        schedule = RecordKeySchedule(key: key, rekeyInterval: rekeyInterval, counter: startingCounter)
         buffer = ByteQueue(capacity: 2 * RecordFormat.maxRecordLength)
     }
 
@@ -79,8 +81,8 @@ public final class RecordOpener {
         guard available >= total else { return nil }
 
         let ciphertext = base + RecordFormat.lengthFieldSize
-        guard schedule.aead.open(nonce: schedule.nonce, aad: base, aadLength: RecordFormat.lengthFieldSize,
-                                 text: ciphertext, length: length, tag: ciphertext + length)
+        guard sluice_aead_open(ciphertext, ciphertext, length, ciphertext + length,
+                               base, RecordFormat.lengthFieldSize, schedule.nonce, schedule.key) == 0
         else { try fail(.authenticationFailed) }
 
         buffer.consume(total)

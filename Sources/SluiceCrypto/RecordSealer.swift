@@ -1,3 +1,5 @@
+import CSluiceAEAD
+
 /// Writes one direction's records (docs/protocol.md §2; the layout is explained on `RecordFormat`).
 ///
 /// One sealer per carrier direction, built from `TransportKeys.sending`, confined to the thread that
@@ -17,7 +19,7 @@ public final class RecordSealer {
 
     /// Starts at an arbitrary record number: only for tests of the counter limit.
     init(key: SymmetricKey, rekeyInterval: UInt64, startingCounter: UInt64) {
-        schedule = RecordKeySchedule(key: key, rekeyInterval: rekeyInterval, counter: startingCounter, encrypting: true)
+        schedule = RecordKeySchedule(key: key, rekeyInterval: rekeyInterval, counter: startingCounter)
     }
 
     /// The number of the next record, i.e. how many this sealer has written (from 0).
@@ -62,8 +64,8 @@ public final class RecordSealer {
         record[0] = UInt8(masked >> 8)
         record[1] = UInt8(truncatingIfNeeded: masked)
         let ciphertext = record + RecordFormat.lengthFieldSize
-        schedule.aead.seal(nonce: schedule.nonce, aad: record, aadLength: RecordFormat.lengthFieldSize,
-                           plaintext: plaintext, length: length, ciphertext: ciphertext, tag: ciphertext + length)
+        sluice_aead_seal(ciphertext, ciphertext + length, plaintext, length,
+                         record, RecordFormat.lengthFieldSize, schedule.nonce, schedule.key)
         schedule.advance()
     }
 

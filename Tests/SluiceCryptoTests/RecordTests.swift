@@ -140,7 +140,7 @@ final class RecordTests: XCTestCase {
     /// rejected as soon as the two bytes arrive.
     func testOpenerRejectsForgedLengthsZeroAndTooLarge() throws {
         for bad in [0, RecordFormat.maxPlaintextLength + 1, 0xFFFF] {
-            let schedule = RecordKeySchedule(key: key, rekeyInterval: 3, encrypting: true)
+            let schedule = RecordKeySchedule(key: key, rekeyInterval: 3)
             let field = UInt16(bad) ^ schedule.lengthMask()
             let opener = RecordOpener(key: key)
             opener.feed([UInt8(field >> 8), UInt8(field & 0xFF)])
