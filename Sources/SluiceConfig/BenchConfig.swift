@@ -61,10 +61,7 @@ public struct BenchConfig: Sendable, Equatable {
 
     init(settings: Settings) throws(ConfigError) {
         var warnings: [ConfigWarning] = []
-        let relay = try settings.endpoint(try settings.required("relay"), example: "10.10.0.2:7000 or [fd00::2]:7000")
-        let relayPublicKey = try settings.publicKey(try settings.required("relay-public-key"))
-        let privateKey = try settings.requiredKeyFile("private-key", what: "private key file", warnings: &warnings)
-        let psk = try settings.keyFile("psk", what: "pre-shared key file", warnings: &warnings)
+        let (relay, relayPublicKey, privateKey, psk) = try settings.relayAccess(warnings: &warnings)
         let duration = try settings.seconds("seconds", default: Self.defaultSeconds, range: Self.secondsRange)
         var direction = Direction.both
         if let raw = settings.value("direction") {
@@ -93,15 +90,7 @@ extension CommandSpec {
         about: "Opens carriers to the relay as `up` does and streams to its built-in endpoints (bench.sluice.invalid: "
             + "discard to measure upload, chargen for download), printing the rate each second on standard error "
             + "and a summary on standard output. Needs no TUN and no root.",
-        flags: [
-            FlagSpec("relay", "ENDPOINT", presence: .required,
-                     help: "relay address and port: 10.10.0.2:7000 or [fd00::2]:7000"),
-            FlagSpec("relay-public-key", "KEY", presence: .required,
-                     help: "the relay's base64 public key"),
-            FlagSpec("private-key", "FILE", kind: .path, presence: .required,
-                     help: "file holding this client's private key, base64"),
-            FlagSpec("psk", "FILE", kind: .path,
-                     help: "file holding a pre-shared key, base64, the same as the relay's"),
+        flags: FlagSpec.relayAccess + [
             FlagSpec("seconds", "N", kind: .seconds, presence: .optional(default: BenchConfig.defaultSeconds.secondsText),
                      inConfigFile: false,
                      help: "how long each direction runs, \(BenchConfig.secondsRange.lowerBound.secondsText)..\(BenchConfig.secondsRange.upperBound.secondsText)"),

@@ -9,10 +9,7 @@ extension ClientConfig {
     /// hand would make it loop.
     init(settings: Settings) throws(ConfigError) {
         var warnings: [ConfigWarning] = []
-        let relay = try settings.endpoint(try settings.required("relay"), example: "10.10.0.2:7000 or [fd00::2]:7000")
-        let relayPublicKey = try settings.publicKey(try settings.required("relay-public-key"))
-        let privateKey = try settings.requiredKeyFile("private-key", what: "private key file", warnings: &warnings)
-        let psk = try settings.keyFile("psk", what: "pre-shared key file", warnings: &warnings)
+        let (relay, relayPublicKey, privateKey, psk) = try settings.relayAccess(warnings: &warnings)
         let tun = try settings.interfaceName("tun")
 
         var addresses: [IPPrefix] = []

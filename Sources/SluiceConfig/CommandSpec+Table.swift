@@ -45,15 +45,7 @@ extension CommandSpec {
             "--config FILE [options]",
         ],
         about: "Creates the TUN device, routes the --route prefixes into it, and carries their TCP flows to the relay.",
-        flags: [
-            FlagSpec("relay", "ENDPOINT", presence: .required,
-                     help: "relay address and port: 10.10.0.2:7000 or [fd00::2]:7000"),
-            FlagSpec("relay-public-key", "KEY", presence: .required,
-                     help: "the relay's base64 public key"),
-            FlagSpec("private-key", "FILE", kind: .path, presence: .required,
-                     help: "file holding this client's private key, base64"),
-            FlagSpec("psk", "FILE", kind: .path,
-                     help: "file holding a pre-shared key, base64, the same as the relay's"),
+        flags: FlagSpec.relayAccess + [
             FlagSpec("tun", "NAME", presence: .required,
                      help: "name of the TUN device to create, at most 15 bytes"),
             FlagSpec("address", "CIDR", repeatable: true, presence: .atLeastOnce,

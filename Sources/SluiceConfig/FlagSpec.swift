@@ -79,6 +79,18 @@ struct FlagSpec: Sendable {
         "udp-timeout", "SECONDS", kind: .seconds, presence: .optional(default: String(UDPDefaults.timeoutSeconds)),
         help: "idle time after which a UDP mapping expires")
 
+    /// The four flags by which a client reaches its relay (`up`, `bench`); read by `Settings.relayAccess`.
+    static let relayAccess = [
+        FlagSpec("relay", "ENDPOINT", presence: .required,
+                 help: "relay address and port: 10.10.0.2:7000 or [fd00::2]:7000"),
+        FlagSpec("relay-public-key", "KEY", presence: .required,
+                 help: "the relay's base64 public key"),
+        FlagSpec("private-key", "FILE", kind: .path, presence: .required,
+                 help: "file holding this client's private key, base64"),
+        FlagSpec("psk", "FILE", kind: .path,
+                 help: "file holding a pre-shared key, base64, the same as the relay's"),
+    ]
+
     static func maxUDPMappings(perClient: Bool) -> FlagSpec {
         FlagSpec("max-udp-mappings", "N", kind: .integer, presence: .optional(default: String(UDPDefaults.maxMappings)),
                  help: "UDP mappings \(perClient ? "one client may hold" : "kept") at once; the oldest idle goes first")

@@ -103,6 +103,16 @@ extension Settings {
         try keyFile(try required(flag), what: what, warnings: &warnings)
     }
 
+    /// The relay and the keys to reach it (`FlagSpec.relayAccess`), as `up` and `bench` take them.
+    func relayAccess(warnings: inout [ConfigWarning]) throws(ConfigError)
+        -> (relay: SocketEndpoint, relayPublicKey: [UInt8], privateKey: [UInt8], psk: [UInt8]?) {
+        let relay = try endpoint(try required("relay"), example: "10.10.0.2:7000 or [fd00::2]:7000")
+        let relayPublicKey = try publicKey(try required("relay-public-key"))
+        let privateKey = try requiredKeyFile("private-key", what: "private key file", warnings: &warnings)
+        let psk = try keyFile("psk", what: "pre-shared key file", warnings: &warnings)
+        return (relay, relayPublicKey, privateKey, psk)
+    }
+
     private func keyFile(_ raw: (text: String, origin: SettingOrigin), what: String,
                          warnings: inout [ConfigWarning]) throws(ConfigError) -> [UInt8] {
         guard !raw.text.isEmpty else { throw .invalidValue(raw.origin, value: raw.text, expected: "a file name") }
