@@ -11,6 +11,8 @@ packages=(
     # Build: the system libraries the Swift package links (pkg-config names lwip, libsodium, libcrypto).
     # Run time: libnftables, opened (dlopen) for the kill switch, --no-ipv6 and per-app routing.
     liblwip-dev libsodium-dev libssl-dev pkg-config libnftables1
+    # make build links libstdc++ statically (Makefile, RELEASE_FLAGS): its libstdc++.a.
+    libstdc++-12-dev
     # End-to-end tests, demo and benchmarks: namespaces and routes, real clients, capabilities.
     iproute2 curl iperf3 util-linux libcap2-bin procps nftables
     # UDP, DNS and ICMP tests: dig (bind9-dnsutils; "dnsutils" is only its transitional name), ping,
