@@ -26,20 +26,11 @@ enum TunOffload {
         return (try TunDevice(name: name), false)
     }
 
-    /// A coalescer writing to `tun`: whole buffers with `write`, header + packet with `writev`.
+    /// A coalescer writing whole buffers (vnet header + packet) to `tun`.
     static func coalescer(for tun: TunDevice) -> SegmentCoalescer {
-        let fd = tun.fd
-        let coalescer = SegmentCoalescer { bytes in
+        SegmentCoalescer { bytes in
             if case .transferred = (try? tun.write(bytes)) ?? .wouldBlock { return true }
             return false
         }
-        coalescer.writev = { iov in
-            while true {
-                let n = iov.withUnsafeBufferPointer { Glibc.writev(fd, $0.baseAddress, Int32($0.count)) }
-                if n >= 0 { return true }
-                if errno != EINTR { return false }
-            }
-        }
-        return coalescer
     }
 }

@@ -32,12 +32,6 @@ final class SegmentCoalescerTests: XCTestCase {
             capture.writes.append(Array(bytes))
             return true
         }
-        c.writev = { iov in
-            var joined: [UInt8] = []
-            for v in iov { joined += Array(UnsafeRawBufferPointer(start: v.iov_base, count: v.iov_len)) }
-            capture.writes.append(joined)
-            return true
-        }
         return c
     }
 
