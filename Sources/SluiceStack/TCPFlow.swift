@@ -26,6 +26,10 @@ public final class TCPFlow {
     private var finReceived = false
     private(set) var outputShut = false
     var needsOutput = false
+    /// Bytes read since the last `tcp_recved`: the window opens once per loop turn, in
+    /// `TCPStack.flushOutput`, because lwIP answers every `tcp_recved` that opens it by 4 MSS or more
+    /// with an ACK at once — one TUN write per 64 KiB super-segment read.
+    var unopenedWindow = 0
 
     init(key: FlowKey, pcb: UnsafeMutablePointer<tcp_pcb>, stack: TCPStack) {
         self.key = key
@@ -69,16 +73,18 @@ public final class TCPFlow {
             inboundOffset = 0
             pbuf_free(head)
         }
-        if total > 0, let pcb {
-            openWindow(pcb, by: total)
+        if total > 0, pcb != nil {
+            unopenedWindow += total
             markNeedsOutput()
         }
         return total
     }
 
-    /// `tcp_recved` for `count` bytes, in the u16 steps it takes.
-    private func openWindow(_ pcb: UnsafeMutablePointer<tcp_pcb>, by count: Int) {
-        var left = count
+    /// `tcp_recved` for the bytes read since the last call, in the u16 steps it takes.
+    func openWindow() {
+        guard unopenedWindow > 0, let pcb else { return }
+        var left = unopenedWindow
+        unopenedWindow = 0
         while left > 0 {
             let n = min(left, 0xFFFF)
             tcp_recved(pcb, UInt16(n))
@@ -121,7 +127,8 @@ public final class TCPFlow {
             // Both directions are done: a full close lets lwIP finish and free the pcb itself.
             // Input not read yet stays readable (the pbufs are ours); lwIP is told it was taken,
             // or tcp_close would answer the unread bytes with RST.
-            openWindow(pcb, by: unreadCount)
+            unopenedWindow += unreadCount
+            openWindow()
             release(keepingInput: true)
             handler = nil
             tcp_close(pcb)
@@ -173,10 +180,11 @@ public final class TCPFlow {
             inbound.append(p)
         } else {
             finReceived = true
-            if outputShut, let pcb {
+            if outputShut, pcb != nil {
                 // Both FINs are out: lwIP now frees the pcb on its own (TIME_WAIT, without any
                 // callback), so let go of it now and keep the unread input readable.
-                openWindow(pcb, by: unreadCount)
+                unopenedWindow += unreadCount
+                openWindow()
                 release(keepingInput: true)
             }
         }

@@ -164,6 +164,7 @@ public final class TCPStack {
         outputQueue.removeAll(keepingCapacity: true)
         for flow in queue {
             flow.needsOutput = false
+            flow.openWindow()
             if let pcb = flow.pcb { tcp_output(pcb) }
         }
     }
