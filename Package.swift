@@ -57,6 +57,7 @@ let package = Package(
         .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost"]),
         .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig"]),
         .testTarget(name: "SluiceClientTests", dependencies: ["SluiceClient", "SluiceWire", "CSluiceShims"]),
+        .testTarget(name: "SluiceLoopTests", dependencies: ["SluiceLoop"]),
         .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceLoop"]),
         .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire"]),
     ]

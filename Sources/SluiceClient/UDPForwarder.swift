@@ -21,6 +21,8 @@ final class UDPForwarder {
 
     private unowned let client: TunnelClient
     private var mappings: [SocketEndpoint: UDPMapping] = [:]
+    /// The mappings by last activity, for evicting the longest idle at the cap.
+    private let idle = IdleList<UDPMapping>()
     private var sweepTimer: LoopTimer?
     private(set) var counters = Counters()
 
@@ -38,7 +40,7 @@ final class UDPForwarder {
             destination = resolver
         }
         let mapping = mappings[application] ?? newMapping(for: application)
-        mapping.lastActivity = client.loop.now
+        noteActivity(mapping)
         if let askedFor { mapping.answersFrom[destination] = askedFor }
         let payload = UnsafeRawBufferPointer(rebasing: packet[summary.payloadRange])
         if mapping.send(payload, to: destination) {
@@ -49,8 +51,7 @@ final class UDPForwarder {
     }
 
     private func newMapping(for application: SocketEndpoint) -> UDPMapping {
-        if mappings.count >= client.settings.maxUDPMappings,
-           let oldest = mappings.values.min(by: { $0.lastActivity < $1.lastActivity }) {
+        if mappings.count >= client.settings.maxUDPMappings, let oldest = idle.oldest {
             close(oldest, why: "evicted for a new mapping (\(client.settings.maxUDPMappings) held)")
         }
         let mapping = UDPMapping(application: application, forwarder: self)
@@ -63,6 +64,12 @@ final class UDPForwarder {
         Log.debug("UDP mapping \(mapping.application) closed: \(why)", "client")
         mapping.close()
         mappings[mapping.application] = nil
+        idle.remove(mapping)
+    }
+
+    private func noteActivity(_ mapping: UDPMapping) {
+        mapping.lastActivity = client.loop.now
+        idle.touch(mapping)
     }
 
     /// Every second while mappings exist: closes those idle past the UDP timeout.
@@ -81,7 +88,10 @@ final class UDPForwarder {
 
     /// Closes every mapping (shutdown).
     func closeAll() {
-        for mapping in mappings.values { mapping.close() }
+        for mapping in mappings.values {
+            mapping.close()
+            idle.remove(mapping)
+        }
         mappings.removeAll()
         sweepTimer?.cancel()
     }
@@ -92,7 +102,7 @@ final class UDPForwarder {
 
     /// A datagram from `source` for `application`: written to the TUN, fragmented to the MTU.
     func deliver(_ payload: UnsafeRawBufferPointer, from source: SocketEndpoint, to mapping: UDPMapping) {
-        mapping.lastActivity = client.loop.now
+        noteActivity(mapping)
         let application = mapping.application
         guard source.address.isIPv4 == application.address.isIPv4 else {
             counters.dropped += 1

@@ -51,7 +51,7 @@ final class AssociationLink: MuxStreamHandler {
 
     func stream(_ stream: MuxStream, didReceiveDatagram payload: UnsafeRawBufferPointer, endpoint: SocketEndpoint) {
         guard let socket else { return }
-        lastActivity = loop.now
+        noteActivity()
         do {
             if case .wouldBlock = try socket.send(datagram: payload, to: endpoint, dualStack: dualStack) { dropped += 1 }
         } catch {
@@ -84,7 +84,7 @@ final class AssociationLink: MuxStreamHandler {
             }
             guard case .done(let (n, source)) = result else { return }
             guard let source else { continue }
-            lastActivity = loop.now
+            noteActivity()
             let sent = relay.scratch.withUnsafeBytes { stream.sendDatagram(UnsafeRawBufferPointer(rebasing: $0[0..<n]), endpoint: source) }
             if !sent { dropped += 1 }
         }
@@ -109,6 +109,11 @@ final class AssociationLink: MuxStreamHandler {
         case EMSGSIZE: stream.sendDatagramError(.tooBig, mtu: Int(info), endpoint: destination)
         default: Log.debug("client \(client): UDP to \(destination): \(SystemError.message(code))", "relay")
         }
+    }
+
+    private func noteActivity() {
+        lastActivity = loop.now
+        relay.associationWasActive(self)
     }
 
     // MARK: lifecycle

@@ -175,26 +175,34 @@ public final class RelayServer {
     /// Streams served by the built-in bench endpoints (`RelayServer+Bench.swift`).
     var benches: [ObjectIdentifier: BenchEndpoint] = [:]
     private var associations: [ObjectIdentifier: AssociationLink] = [:]
-    private var associationsPerClient: [ClientID: Int] = [:]
+    /// Each client's associations by last activity: its longest idle goes first at the cap.
+    private var idleAssociations: [ClientID: IdleList<AssociationLink>] = [:]
     private var sweepTimer: LoopTimer?
 
     /// A UDP association: evicts the client's longest-idle one when it is at its cap.
     private func openAssociation(_ stream: MuxStream, client: ClientID) {
-        if associationsPerClient[client, default: 0] >= settings.maxUDPMappingsPerClient {
-            let oldest = associations.values.filter { $0.client == client }.min { $0.lastActivity < $1.lastActivity }
-            oldest?.expire("evicted: the client holds \(settings.maxUDPMappingsPerClient) UDP mappings")
+        let idle = idleAssociations[client] ?? IdleList()
+        idleAssociations[client] = idle
+        if idle.count >= settings.maxUDPMappingsPerClient, let oldest = idle.oldest {
+            oldest.expire("evicted: the client holds \(settings.maxUDPMappingsPerClient) UDP mappings")
         }
-        associationsPerClient[client, default: 0] += 1
         let link = AssociationLink(stream: stream, client: client, relay: self, loop: loop)
         associations[ObjectIdentifier(link)] = link
+        idle.touch(link)
         link.start()
         scheduleSweep()
     }
 
     func associationEnded(_ link: AssociationLink) {
         guard associations.removeValue(forKey: ObjectIdentifier(link)) != nil else { return }
-        associationsPerClient[link.client, default: 1] -= 1
-        if associationsPerClient[link.client] == 0 { associationsPerClient[link.client] = nil }
+        guard let idle = idleAssociations[link.client] else { return }
+        idle.remove(link)
+        if idle.count == 0 { idleAssociations[link.client] = nil }
+    }
+
+    /// A datagram went either way on `link`.
+    func associationWasActive(_ link: AssociationLink) {
+        idleAssociations[link.client]?.touch(link)
     }
 
     /// Once a second while associations exist: closes those idle past the UDP timeout.
