@@ -18,8 +18,14 @@ public final class IdleList<Element: AnyObject> {
     public init() {}
 
     deinit {
-        // Break the chain node by node: a long chain released at once would recurse as deep as it is long.
-        while let node = head { head = node.next }
+        // Unlink every node first: released as a chain, nodes would free each other recursively, as
+        // deep as the list is long.
+        var node = head
+        head = nil
+        while let current = node {
+            node = current.next
+            current.next = nil
+        }
     }
 
     public var count: Int { nodes.count }
