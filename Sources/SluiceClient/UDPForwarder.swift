@@ -79,8 +79,8 @@ final class UDPForwarder {
         sweepTimer = client.loop.schedule(afterMilliseconds: 1000) {
             let now = self.client.loop.now
             let timeout = self.client.settings.udpTimeoutMilliseconds
-            for mapping in Array(self.mappings.values) where now - mapping.lastActivity >= timeout {
-                self.close(mapping, why: "idle for \(timeout / 1000) s")
+            while let oldest = self.idle.oldest, now - oldest.lastActivity >= timeout {
+                self.close(oldest, why: "idle for \(timeout / 1000) s")
             }
             if !self.mappings.isEmpty { self.scheduleSweep() }
         }

@@ -194,7 +194,7 @@ public final class RelayServer {
     }
 
     func associationEnded(_ link: AssociationLink) {
-        guard associations.removeValue(forKey: ObjectIdentifier(link)) != nil else { return }
+        associations[ObjectIdentifier(link)] = nil
         guard let idle = idleAssociations[link.client] else { return }
         idle.remove(link)
         if idle.count == 0 { idleAssociations[link.client] = nil }
@@ -210,9 +210,12 @@ public final class RelayServer {
         guard sweepTimer?.isPending != true else { return }
         // Strong capture: the relay lives as long as its loop (see EventLoop.schedule on weak captures).
         sweepTimer = loop.schedule(afterMilliseconds: 1000) {
-            let now = self.loop.now
-            for link in Array(self.associations.values) where now - link.lastActivity >= self.settings.udpTimeoutMilliseconds {
-                link.expire("idle for \(self.settings.udpTimeoutMilliseconds / 1000) s")
+            let now = self.loop.now, timeout = self.settings.udpTimeoutMilliseconds
+            // Longest idle first; expiring one removes it from its list (associationEnded).
+            for idle in Array(self.idleAssociations.values) {
+                while let oldest = idle.oldest, now - oldest.lastActivity >= timeout {
+                    oldest.expire("idle for \(timeout / 1000) s")
+                }
             }
             if !self.associations.isEmpty { self.scheduleSweep() }
         }
