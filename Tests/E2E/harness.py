@@ -65,6 +65,16 @@ def wait_for(pred: Callable[[], object], timeout: float, interval: float = 0.05,
         time.sleep(interval)
 
 
+def peer_seen(cp: subprocess.CompletedProcess) -> str | None:
+    """The address the HTTP server's /peer page reported, from a curl run; None if curl failed."""
+    if cp.returncode != 0:
+        return None
+    try:
+        return json.loads(cp.stdout)["peer"]
+    except (ValueError, KeyError):
+        return None
+
+
 def tail(path: Path | str, lines: int = 40) -> str:
     try:
         with open(path, "rb") as f:

@@ -31,7 +31,43 @@ def host_resolv_fingerprint() -> tuple:
     return (st.st_mode, st.st_ino, st.st_uid, st.st_gid, hashlib.sha256(data).hexdigest())
 
 
-class MountJail:
+class NamespaceJail:
+    """A `sleep` kept in private namespaces; commands run inside it through nsenter. A subclass starts
+    `proc` with a shell script that prints "ready" once its mounts are in place."""
+
+    proc: subprocess.Popen
+    #: The default time a command inside may take.
+    run_timeout: float = 20
+
+    def _await_ready(self, what: str) -> None:
+        line = self.proc.stdout.readline().strip()
+        if line != "ready":
+            self.close()
+            raise RuntimeError(f"{what} did not start: {line!r} {self.proc.stderr.read() if self.proc.stderr else ''}")
+
+    def argv(self, argv: Sequence[str]) -> list[str]:
+        """`argv` run inside the jail's mount and network namespaces."""
+        return ["nsenter", "-t", str(self.proc.pid), "-m", "-n", "--", *argv]
+
+    def run(self, argv: Sequence[str], timeout: float | None = None,
+            input: str | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(self.argv(argv), capture_output=True, text=True, input=input,
+                              timeout=self.run_timeout if timeout is None else timeout, env=h.clean_env())
+
+    def state_files(self) -> list[str]:
+        """What is in the jail's own /run/sluice."""
+        return self.run(["sh", "-c", "ls -A /run/sluice 2>/dev/null || true"]).stdout.split()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(5)
+        for f in (self.proc.stdout, self.proc.stderr):
+            if f:
+                f.close()
+
+
+class MountJail(NamespaceJail):
     def __init__(self, ns: str, workdir: Path, resolv_text: str) -> None:
         if os.path.islink("/etc/resolv.conf") or not os.path.isfile("/etc/resolv.conf"):
             raise RuntimeError("/etc/resolv.conf is not a regular file here; the resolver tests cannot isolate it")
@@ -48,35 +84,13 @@ class MountJail:
         self.proc = subprocess.Popen(["ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private",
                                       "--", "sh", "-c", script],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline().strip()
-        if line != "ready":
-            self.close()
-            raise RuntimeError(f"mount jail did not start: {line!r} {self.proc.stderr.read() if self.proc.stderr else ''}")
-        self.pid = self.proc.pid
+        self._await_ready("mount jail")
         # The premise: inside, /etc/resolv.conf is the copy, and a mount point of its own.
         inside = self.run(["findmnt", "-n", "-o", "TARGET", "/etc/resolv.conf"]).stdout.strip()
         if inside != "/etc/resolv.conf" or self.resolv() != resolv_text:
             self.close()
             raise RuntimeError("mount jail: /etc/resolv.conf is not the bind-mounted copy inside")
 
-    def argv(self, argv: Sequence[str]) -> list[str]:
-        """`argv` run inside the jail's mount and network namespaces."""
-        return ["nsenter", "-t", str(self.pid), "-m", "-n", "--", *argv]
-
-    def run(self, argv: Sequence[str], timeout: float = 20, input: str | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run(self.argv(argv), capture_output=True, text=True, timeout=timeout, input=input,
-                              env=h.clean_env())
-
     def resolv(self) -> str:
         return self.run(["cat", "/etc/resolv.conf"]).stdout
 
-    def state_files(self) -> list[str]:
-        return self.run(["sh", "-c", "ls -A /run/sluice 2>/dev/null || true"]).stdout.split()
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(5)
-        for f in (self.proc.stdout, self.proc.stderr):
-            if f:
-                f.close()

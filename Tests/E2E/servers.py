@@ -115,25 +115,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     while self.rfile.readline() not in (b"\r\n", b"\n", b""):
                         pass
                     break
-                left = size
-                while left:
-                    b = self.rfile.read(min(left, 1 << 20))
-                    if not b:
-                        raise ConnectionError("body ended early")
-                    h.update(b)
-                    left -= len(b)
-                    total += len(b)
+                total += self._hash_exactly(size, h)
                 self.rfile.readline()
         else:
-            left = int(self.headers.get("Content-Length", "0"))
-            while left:
-                b = self.rfile.read(min(left, 1 << 20))
-                if not b:
-                    raise ConnectionError("body ended early")
-                h.update(b)
-                left -= len(b)
-                total += len(b)
+            total = self._hash_exactly(int(self.headers.get("Content-Length", "0")), h)
         return total, h.hexdigest()
+
+    def _hash_exactly(self, count: int, h) -> int:
+        """Reads `count` body bytes into the hash `h`; raises if the body ends first."""
+        left = count
+        while left:
+            b = self.rfile.read(min(left, 1 << 20))
+            if not b:
+                raise ConnectionError("body ended early")
+            h.update(b)
+            left -= len(b)
+        return count
 
     def do_PUT(self) -> None:
         total, digest = self._read_body()

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import harness as h
+import mountns
 import netns
 import udpecho
 
@@ -39,33 +40,18 @@ def cgroup2_mount() -> str | None:
     return None
 
 
-class CgroupJail:
+class CgroupJail(mountns.NamespaceJail):
     """A private mount namespace (private /run) inside the client's network namespace, with the host's
     /sys (and so its cgroup v2 mount) still visible."""
+
+    run_timeout = 30
 
     def __init__(self, ns: str) -> None:
         script = "set -e; mount -t tmpfs -o mode=0755 sluice-e2e-run /run; echo ready; exec sleep 100000"
         self.proc = subprocess.Popen(["nsenter", f"--net=/var/run/netns/{ns}", "unshare", "--mount", "--propagation",
                                       "private", "--", "sh", "-c", script],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline().strip()
-        if line != "ready":
-            self.close()
-            raise RuntimeError(f"jail did not start: {line!r}")
-
-    def argv(self, argv) -> list[str]:
-        return ["nsenter", "-t", str(self.proc.pid), "-m", "-n", "--", *argv]
-
-    def run(self, argv, timeout: float = 30) -> subprocess.CompletedProcess:
-        return subprocess.run(self.argv(argv), capture_output=True, text=True, timeout=timeout, env=h.clean_env())
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(5)
-        for f in (self.proc.stdout, self.proc.stderr):
-            if f:
-                f.close()
+        self._await_ready("jail")
 
 
 class PerApp:
@@ -107,13 +93,7 @@ class PerApp:
             argv = wrap(argv)
         if exec_args is not None:
             argv = [h.sluice_bin(), "exec", "--tun", TUN, *exec_args, "--", *argv]
-        cp = self.jail.run(argv, timeout=timeout + 20)
-        if cp.returncode != 0:
-            return None
-        try:
-            return json.loads(cp.stdout)["peer"]
-        except (ValueError, KeyError):
-            return None
+        return h.peer_seen(self.jail.run(argv, timeout=timeout + 20))
 
     def stop(self) -> None:
         assert self.client.stop(timeout=15) == 0, h.tail(self.client.log)
@@ -127,7 +107,7 @@ class PerApp:
         for fam in ("-4", "-6"):
             rules = self.topo.exec(self.topo.client, ["ip", fam, "rule"], check=True).stdout
             found += [l for l in rules.splitlines() if "0x534" in l or "21324" in l or "21326" in l]
-        found += self.jail.run(["sh", "-c", "ls -A /run/sluice 2>/dev/null || true"]).stdout.split()
+        found += self.jail.state_files()
         return found
 
 

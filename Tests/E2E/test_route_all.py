@@ -85,12 +85,7 @@ class Routed:
         cp = self.topo.exec(self.topo.client, ["curl", "-sS", "-g", "--noproxy", "*", "--max-time", str(timeout),
                                                "--connect-timeout", str(timeout), url],
                             timeout=timeout + 10, env=h.clean_env())
-        if cp.returncode != 0:
-            return None
-        try:
-            return json.loads(cp.stdout)["peer"]
-        except (ValueError, KeyError):
-            return None
+        return h.peer_seen(cp)
 
     def down(self) -> subprocess.CompletedProcess:
         return self.jail.run([h.sluice_bin(), "down", "--tun", h.TUN], timeout=30)
