@@ -59,6 +59,6 @@ let package = Package(
         .testTarget(name: "SluiceClientTests", dependencies: ["SluiceClient", "SluiceWire", "CSluiceShims"]),
         .testTarget(name: "SluiceLoopTests", dependencies: ["SluiceLoop"]),
         .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceLoop"]),
-        .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire"]),
+        .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop"]),
     ]
 )

@@ -10,8 +10,9 @@ import SluiceWire
 /// that sends the client's datagrams to any destination and returns whatever arrives on it, from any
 /// source — endpoint-independent mapping, "full cone". Loop-confined.
 ///
-/// Nothing queues: a datagram the socket or the carrier cannot take now is dropped and counted.
-final class AssociationLink: MuxStreamHandler {
+/// Datagrams to destinations wait for the end of the loop turn at most (`DatagramBatch`); beyond
+/// that nothing queues: a datagram the socket or the carrier cannot take is dropped and counted.
+final class AssociationLink: MuxStreamHandler, DatagramSender {
     let stream: MuxStream
     let client: ClientID
     private unowned let loop: EventLoop
@@ -50,8 +51,14 @@ final class AssociationLink: MuxStreamHandler {
     // MARK: client -> destinations
 
     func stream(_ stream: MuxStream, didReceiveDatagram payload: UnsafeRawBufferPointer, endpoint: SocketEndpoint) {
-        guard let socket else { return }
+        guard socket != nil else { return }
         noteActivity()
+        relay.outgoingDatagrams.append(payload, from: self, to: endpoint)
+    }
+
+    /// Sends one datagram the batch held for this association (dropped if it has closed since).
+    func send(_ payload: UnsafeRawBufferPointer, to endpoint: SocketEndpoint) {
+        guard let socket else { return }
         do {
             if case .wouldBlock = try socket.send(datagram: payload, to: endpoint, dualStack: dualStack) { dropped += 1 }
         } catch {

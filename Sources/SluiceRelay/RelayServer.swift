@@ -58,11 +58,14 @@ public final class RelayServer {
     let responder: SluiceResponder
     /// Shared read buffer for destination sockets (one loop, one read at a time).
     var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+    /// What associations send to destinations, sent together at the end of each loop turn.
+    let outgoingDatagrams: DatagramBatch
     private var carrierCounter = 0
 
     public init(settings: RelaySettings, loop: EventLoop) throws(SystemError) {
         self.settings = settings
         self.loop = loop
+        outgoingDatagrams = DatagramBatch(loop: loop)
         responder = SluiceResponder(localStatic: settings.privateKey, psk: settings.psk)
         listener = try Socket.listen(on: settings.listen)
         try loop.register(fd: listener.fd, events: [.readable]) { [unowned self] _ in self.acceptAll() }
