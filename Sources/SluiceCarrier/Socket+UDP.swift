@@ -6,8 +6,9 @@ import SluiceWire
 /// UDP for the relay's associations: one dual-stack socket per association reaches IPv4 and IPv6
 /// destinations alike, and reports ICMP errors through its error queue.
 extension Socket {
-    /// A non-blocking UDP socket bound to an ephemeral port on every address: IPv6 with IPv4-mapped
-    /// addresses where the host has IPv6, IPv4 only otherwise.
+    /// A non-blocking UDP socket on every address: IPv6 with IPv4-mapped addresses where the host
+    /// has IPv6, IPv4 only otherwise. Its ephemeral port comes with its first datagram (the kernel
+    /// binds an unbound socket then); until then nothing can arrive on it, so no `bind` is needed.
     public static func udpAnyFamily() throws(SystemError) -> (Socket, dualStack: Bool) {
         let flags = Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         var fd = socket(AF_INET6, flags, 0)
@@ -21,8 +22,6 @@ extension Socket {
         do throws(SystemError) {
             if dualStack { try s.setOption(Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0, "IPV6_V6ONLY") }
             guard sluice_udp_enable_errors(fd, dualStack ? AF_INET6 : AF_INET) == 0 else { throw SystemError("setsockopt(IP_RECVERR)") }
-            let any = SocketEndpoint(address: dualStack ? .v6(0, 0) : .v4(0), port: 0)
-            guard any.withSockaddr({ bind(fd, $0, $1) }) == 0 else { throw SystemError("bind(UDP)") }
         } catch {
             s.close()
             throw error

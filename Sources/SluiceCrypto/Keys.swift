@@ -81,6 +81,12 @@ public struct PublicKey: Sendable, Hashable {
         assert(bytes.count == Self.byteCount)
         self.bytes = bytes
     }
+
+    /// The 32 bytes in one call: the derived hash fed them one `UInt8` at a time, and the relay
+    /// looks clients up by key per datagram.
+    public func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }
 
 /// A Noise pre-shared key (32 bytes), mixed in by the `psk` token of IKpsk2.

@@ -71,6 +71,13 @@ public final class EventLoop {
         handlers[fd] = nil
     }
 
+    /// Forgets the handler of `fd`, which the caller closes right away: closing an fd no other
+    /// descriptor shares removes it from epoll, so the `epoll_ctl` of `deregister` is saved (one
+    /// syscall per relay-side connection or UDP association).
+    public func forgetBeforeClose(fd: Int32) {
+        handlers[fd] = nil
+    }
+
     /// Runs `action` once, `milliseconds` from now, on this loop.
     ///
     /// Objects on the data path capture themselves strongly here (and cancel the timer when they

@@ -139,7 +139,7 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
         guard !finished else { return }
         finished = true
         if let socket {
-            loop.deregister(fd: socket.fd)
+            loop.forgetBeforeClose(fd: socket.fd)
             socket.close()
         }
         socket = nil

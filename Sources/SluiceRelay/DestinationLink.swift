@@ -190,7 +190,7 @@ final class DestinationLink: MuxStreamHandler {
         finished = true
         connectTimer?.cancel()
         if let socket {
-            loop.deregister(fd: socket.fd)
+            loop.forgetBeforeClose(fd: socket.fd)
             if resetDestination { socket.closeWithReset() } else { socket.close() }
         }
         socket = nil
