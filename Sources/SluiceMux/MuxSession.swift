@@ -267,6 +267,7 @@ public final class MuxSession {
             guard !stream.isOpen else { throw .unknownStream(id, frame: "a second OPEN_OK") }
             stream.isOpen = true
             stream.sendCredit = Int(window)
+            stream.sendWindow = Int(window)
             stream.handler?.streamDidOpen(stream)
         case .credit(let id, let increment):
             guard let stream = try liveStream(id, "CREDIT") else { return }

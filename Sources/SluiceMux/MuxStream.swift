@@ -44,6 +44,8 @@ public final class MuxStream {
 
     /// Bytes we may still send before the peer returns credit.
     public internal(set) var sendCredit: Int
+    /// The window the peer announced (OPEN, OPEN_OK): all the credit there is.
+    public internal(set) var sendWindow: Int
     /// Window we granted the peer and bytes received but not yet returned as credit.
     let receiveWindow: Int
     var outstanding = 0
@@ -64,6 +66,7 @@ public final class MuxStream {
         self.id = id
         self.session = session
         self.sendCredit = sendCredit
+        sendWindow = sendCredit
         self.receiveWindow = receiveWindow
         self.isAssociation = isAssociation
     }
@@ -105,6 +108,21 @@ public final class MuxStream {
     public var sendCapacity: Int {
         guard isOpen, !sentFIN, !isClosed else { return 0 }
         return min(sendCredit, session.budgetRemaining)
+    }
+
+    /// The smallest send `worthwhileSendCapacity` waits for, where window and budget allow it.
+    public static let worthwhileSend = 16 * 1024
+
+    /// `sendCapacity`, or zero while that is below a worthwhile send: 16 KiB, or a quarter of the
+    /// peer's window or of the carrier budget where those are smaller. For endpoints that read their
+    /// source only for what they can send (sender-side silly-window avoidance). Credit comes back in
+    /// quarter windows that rarely end on a read's size: the relay read the leftovers — 31, 69, 107
+    /// bytes — with a syscall and a DATA frame each between its full reads. Waiting cannot stall: a
+    /// peer that has consumed everything returns its whole window, and the carrier drains whole.
+    public var worthwhileSendCapacity: Int {
+        let capacity = sendCapacity
+        let threshold = min(Self.worthwhileSend, sendWindow / 4, session.settings.carrierBudget / 4)
+        return capacity >= threshold ? capacity : 0
     }
 
     /// Sends as many bytes as credit and the carrier budget allow; returns the number taken. When it

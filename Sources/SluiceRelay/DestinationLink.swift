@@ -88,7 +88,7 @@ final class DestinationLink: MuxStreamHandler {
     private func pumpToClient() {
         guard let socket else { return }
         while readable && !sawEOF && !finished {
-            let room = min(stream.sendCapacity, relay.scratch.count)
+            let room = min(stream.worthwhileSendCapacity, relay.scratch.count)
             if room == 0 {
                 stream.notifyWhenSendable()  // streamCanSend brings us back
                 return

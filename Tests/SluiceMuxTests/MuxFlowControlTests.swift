@@ -35,6 +35,43 @@ final class MuxFlowControlTests: XCTestCase {
         XCTAssertTrue(s.relayHandler.received == Array(bytes[0..<window + window / 4]))
     }
 
+    /// Credit of 31 bytes left after full reads is not worth a read and a frame: the worthwhile
+    /// capacity waits for 16 KiB, and reaches it once the peer returns its credit.
+    func testWorthwhileCapacityIgnoresSlivers() throws {
+        let pair = MuxPair()
+        let s = try pair.openStream()
+        let window = pair.relay.settings.streamWindow
+        XCTAssertEqual(s.client.sendWindow, window)
+        XCTAssertEqual(s.client.worthwhileSendCapacity, window)
+
+        let bytes = pattern(window - 31, seed: 3)
+        XCTAssertEqual(bytes.withUnsafeBytes { s.client.send($0) }, window - 31)
+        XCTAssertEqual(s.client.sendCapacity, 31)
+        XCTAssertEqual(s.client.worthwhileSendCapacity, 0, "31 bytes are a sliver")
+        try pair.pump()
+
+        s.relay.consumed(MuxStream.worthwhileSend)  // below a quarter window: no CREDIT yet
+        try pair.pump()
+        XCTAssertEqual(s.client.worthwhileSendCapacity, 0)
+        s.relay.consumed(window / 4 - MuxStream.worthwhileSend)
+        try pair.pump()
+        XCTAssertEqual(s.client.sendCapacity, window / 4 + 31)
+        XCTAssertEqual(s.client.worthwhileSendCapacity, window / 4 + 31)
+    }
+
+    /// With a small peer window the threshold shrinks to a quarter of it, so capacity reaches it.
+    func testWorthwhileThresholdFollowsASmallWindow() throws {
+        var small = MuxSettings()
+        small.streamWindow = 4096
+        let pair = MuxPair(relay: small)
+        let s = try pair.openStream()
+        XCTAssertEqual(s.client.sendWindow, 4096)
+        XCTAssertEqual(pattern(3072, seed: 4).withUnsafeBytes { s.client.send($0) }, 3072)
+        XCTAssertEqual(s.client.worthwhileSendCapacity, 1024, "a quarter of a 4 KiB window is worth sending")
+        XCTAssertEqual(pattern(1, seed: 5).withUnsafeBytes { s.client.send($0) }, 1)
+        XCTAssertEqual(s.client.worthwhileSendCapacity, 0)
+    }
+
     func testConsumingEverythingOutstandingReturnsCreditAtOnce() throws {
         let pair = MuxPair()
         let s = try pair.openStream()
