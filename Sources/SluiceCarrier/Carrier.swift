@@ -111,6 +111,7 @@ public final class Carrier: MuxSessionDelegate {
             case .done:
                 lastReceive = loop.now
                 deliverRecords()
+                onRecordsDelivered?()
             }
         }
     }
@@ -146,6 +147,10 @@ public final class Carrier: MuxSessionDelegate {
 
     /// Relay side: called for each OPEN from the client.
     public var onStreamRequest: ((MuxStream, Destination) -> Void)?
+
+    /// Called after the records of one read from the socket were handled: where output that their
+    /// frames caused, held to go out together, is sent (the relay's `DatagramBatch`).
+    public var onRecordsDelivered: (() -> Void)?
 
     public func session(_ session: MuxSession, sealRecord plaintext: UnsafeRawBufferPointer) {
         do {

@@ -7,14 +7,17 @@ protocol DatagramSender: AnyObject {
     func send(_ payload: UnsafeRawBufferPointer, to endpoint: SocketEndpoint)
 }
 
-/// The datagrams the relay's associations send during one loop turn, sent back to back at its end.
+/// The datagrams the relay's associations send, held while a carrier read's records are handled and
+/// then sent back to back.
 ///
 /// One carrier read brings many datagrams, often each for a new association whose socket has to be
 /// made first. Sent as they were decoded, each reaches a destination that went back to sleep since
 /// the last one, and every wakeup is paid in the relay's `sendto` (perf: a third of the relay's time
-/// in the new-socket-per-request UDP test). Sent together after the turn's work, one wakeup serves
-/// several. Nothing outlives the turn: the batch is sent before the loop sleeps again, or as soon as
-/// it holds `limit` bytes. Loop-confined.
+/// in the new-socket-per-request UDP test). Sent together, one wakeup serves several. The relay
+/// flushes after each carrier read (`Carrier.onRecordsDelivered`), before the turn's carrier output —
+/// at the end of the turn, OPEN_OK went out first and every new association's first datagram waited
+/// for that write (one-in-flight latency +30 %). Nothing outlives the turn: whatever is still held
+/// then is sent before the loop sleeps, or as soon as it holds `limit` bytes. Loop-confined.
 final class DatagramBatch {
     private struct Entry {
         let link: any DatagramSender

@@ -58,7 +58,7 @@ public final class RelayServer {
     let responder: SluiceResponder
     /// Shared read buffer for destination sockets (one loop, one read at a time).
     var scratch = [UInt8](repeating: 0, count: 64 * 1024)
-    /// What associations send to destinations, sent together at the end of each loop turn.
+    /// What associations send to destinations, sent together after each carrier read's records.
     let outgoingDatagrams: DatagramBatch
     private var carrierCounter = 0
 
@@ -117,6 +117,7 @@ public final class RelayServer {
         }
         carriers[ObjectIdentifier(carrier)] = (carrier, id)
         carrier.onStreamRequest = { [unowned self] stream, destination in self.open(stream, to: destination, client: id) }
+        carrier.onRecordsDelivered = { [unowned self] in self.outgoingDatagrams.flush() }
         carrier.onClose = { [unowned self] carrier, end in
             self.carriers[ObjectIdentifier(carrier)] = nil
             Log.info("carrier \(carrier.label) down: \(end)", "relay")
