@@ -1,0 +1,36 @@
+"""Benchmarks/e2e/ab.py's comparison table: medians, B/A, and which binary is better per figure.
+
+Pure Python, no namespaces: the A/B runs themselves are what `ab.py` is for, not a test.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Benchmarks" / "e2e"))
+
+import ab  # noqa: E402
+
+
+def test_medians_ratio_and_direction():
+    runs = {
+        "A": [{"udp_rr_per_s": 50_000.0, "cpu_up_s_per_gb": 2.6}, {"udp_rr_per_s": 70_000.0, "cpu_up_s_per_gb": 2.4},
+              {"udp_rr_per_s": 60_000.0, "cpu_up_s_per_gb": 2.5}],
+        "B": [{"udp_rr_per_s": 30_000.0, "cpu_up_s_per_gb": 2.0}, {"udp_rr_per_s": 45_000.0, "cpu_up_s_per_gb": 2.1},
+              {"udp_rr_per_s": 40_000.0, "cpu_up_s_per_gb": 1.9}],
+    }
+    text, rows = ab.table(runs)
+    by_key = {r["key"]: r for r in rows}
+    rr, cpu = by_key["udp_rr_per_s"], by_key["cpu_up_s_per_gb"]
+    assert (rr["a_median"], rr["b_median"]) == (60_000.0, 40_000.0)
+    assert abs(rr["b_over_a"] - 2 / 3) < 1e-9
+    assert abs(cpu["b_over_a"] - 0.8) < 1e-9
+    lines = {line.split("  ")[0]: line for line in text.splitlines()}
+    assert lines["UDP req/resp, one socket"].rstrip().endswith("A"), "fewer requests per second: A is better"
+    assert lines["CPU client+relay, 1 stream up"].rstrip().endswith("B"), "less CPU per GB: B is better"
+    assert "50,000 70,000 60,000" in lines["UDP req/resp, one socket"], "every round is shown, in order"
+
+
+def test_figures_one_side_lacks_are_left_out():
+    text, rows = ab.table({"A": [{"udp_rr_per_s": 1.0, "tcp_cc_per_s": 5.0}], "B": [{"udp_rr_per_s": 2.0}]})
+    assert [r["key"] for r in rows] == ["udp_rr_per_s"]
+    assert "new TCP connections" not in text
