@@ -117,6 +117,8 @@ static inline void sluice_tcp_set_sndbuf(struct tcp_pcb *pcb, uint32_t bytes) { 
 static inline uint32_t sluice_tcp_sndqueuelen(const struct tcp_pcb *pcb) { return tcp_sndqueuelen(pcb); }
 static inline uint32_t sluice_tcp_sndqueuelen_max(void) { return TCP_SND_QUEUELEN; }
 static inline uint32_t sluice_tcp_mss(const struct tcp_pcb *pcb) { return tcp_mss(pcb); }
+/// Sets the most payload lwIP puts in one segment of `pcb` (TCP_MSS caps it at the handshake).
+static inline void sluice_tcp_set_mss(struct tcp_pcb *pcb, uint16_t mss) { pcb->mss = mss; }
 static inline void sluice_tcp_nagle_disable(struct tcp_pcb *pcb) { tcp_nagle_disable(pcb); }
 
 static inline void sluice_copy_addr(const ip_addr_t *a, uint8_t out[16]) {

@@ -6,9 +6,12 @@ import SluiceWire
 /// again (TSO). Everything else is written alone with an empty vnet header. Stack thread only.
 ///
 /// Segments join when they continue the pending one exactly: same addresses and ports, the next
-/// sequence number, the same TCP header length, only ACK/PSH set, every segment before full-size
-/// (the GSO size), at most 64 KiB in all. The joined packet carries the last segment's ACK number,
-/// window and PSH; its TCP checksum field holds the pseudo-header sum for the kernel to complete.
+/// sequence number, the same TCP header length, only ACK/PSH (and FIN on the last) set, at most
+/// 64 KiB in all. The GSO size is the first segment's payload, at most what one packet of the TUN's
+/// MTU carries; when it is smaller, every segment before must be that full size. lwIP's segments may
+/// be larger than one MTU (`TCPStack` with `largeSegments`): the kernel cuts them at the GSO size, so
+/// one such segment alone is a GSO write too. The joined packet carries the last segment's ACK number,
+/// window, PSH and FIN; its TCP checksum field holds the pseudo-header sum for the kernel to complete.
 final class SegmentCoalescer {
     private var buffer = [UInt8](repeating: 0, count: VirtioNetHeader.length + 65535)
     /// Bytes of the pending packet in `buffer` after the header (0: nothing pending).
@@ -19,12 +22,19 @@ final class SegmentCoalescer {
     private var ipHeaderLength = 0
     private var tcpHeaderLength = 0
     private var isIPv6 = false
+    private var pendingFIN = false
+    private let mtu: Int
     private let write: (UnsafeRawBufferPointer) -> Bool
     private(set) var writes = 0
     private(set) var failures = 0
 
-    /// - Parameter write: writes one whole buffer (vnet header + packet) to the TUN; false on failure.
-    init(write: @escaping (UnsafeRawBufferPointer) -> Bool) { self.write = write }
+    /// - Parameters:
+    ///   - mtu: the TUN's MTU: no segment the kernel cuts from a GSO write is longer.
+    ///   - write: writes one whole buffer (vnet header + packet) to the TUN; false on failure.
+    init(mtu: Int = 1500, write: @escaping (UnsafeRawBufferPointer) -> Bool) {
+        self.mtu = mtu
+        self.write = write
+    }
 
     /// One IP packet toward the application.
     func emit(_ packet: UnsafeRawBufferPointer) {
@@ -43,7 +53,7 @@ final class SegmentCoalescer {
         buffer.withUnsafeMutableBytes { raw in
             let packet = UnsafeMutableRawBufferPointer(rebasing: raw[VirtioNetHeader.length..<VirtioNetHeader.length + pendingLength])
             var header = VirtioNetHeader()
-            if segments > 1 {
+            if segments > 1 || pendingLength - ipHeaderLength - tcpHeaderLength > segmentSize {
                 finishSuperPacket(packet)
                 header.flags = VirtioNetHeader.needsChecksum
                 header.gsoType = isIPv6 ? VirtioNetHeader.gsoTCPv6 : VirtioNetHeader.gsoTCPv4
@@ -67,20 +77,25 @@ final class SegmentCoalescer {
         }
         pendingLength = packet.count
         segments = 1
-        segmentSize = s.payloadLength
+        segmentSize = min(s.payloadLength, mtu - s.ipHeaderLength - s.tcpHeaderLength)
         nextSequence = s.sequence &+ UInt32(s.payloadLength)
         ipHeaderLength = s.ipHeaderLength
         tcpHeaderLength = s.tcpHeaderLength
         isIPv6 = s.isIPv6
+        pendingFIN = s.fin
         return true
     }
 
     private func tryAppend(_ packet: UnsafeRawBufferPointer) -> Bool {
-        guard let s = Segment(packet), s.joinable, s.payloadLength > 0, s.payloadLength <= segmentSize,
+        guard !pendingFIN, let s = Segment(packet), s.joinable, s.payloadLength > 0,
               s.isIPv6 == isIPv6, s.ipHeaderLength == ipHeaderLength, s.tcpHeaderLength == tcpHeaderLength,
               s.sequence == nextSequence, pendingLength + s.payloadLength <= 65535 else { return false }
-        // The previous segments must all be full-size: a short one ends the super-packet.
-        guard segments == 1 || (pendingLength - ipHeaderLength - tcpHeaderLength) == segments * segmentSize else { return false }
+        let pendingPayload = pendingLength - ipHeaderLength - tcpHeaderLength
+        if segmentSize < mtu - ipHeaderLength - tcpHeaderLength {
+            // A GSO size below one MTU's worth is the first segment's length: later segments may not
+            // be longer, and a short one before ends the super-packet.
+            guard s.payloadLength <= segmentSize, pendingPayload == segments * segmentSize else { return false }
+        }
         let sameFlow = buffer.withUnsafeBytes { raw -> Bool in
             let pending = UnsafeRawBufferPointer(rebasing: raw[VirtioNetHeader.length...])
             // Addresses (IPv4 12..<20, IPv6 8..<40) and ports must match.
@@ -95,13 +110,14 @@ final class SegmentCoalescer {
             let tcp = base + ipHeaderLength
             UnsafeMutableRawBufferPointer(rebasing: raw[tcp + 8..<tcp + 16])
                 .copyMemory(from: UnsafeRawBufferPointer(rebasing: packet[ipHeaderLength + 8..<ipHeaderLength + 16]))
-            raw[tcp + 13] |= packet[ipHeaderLength + 13] & 0x08
+            raw[tcp + 13] |= packet[ipHeaderLength + 13] & 0x09  // PSH, FIN
             let payloadStart = ipHeaderLength + tcpHeaderLength
             UnsafeMutableRawBufferPointer(rebasing: raw[base + pendingLength..<base + pendingLength + s.payloadLength])
                 .copyMemory(from: UnsafeRawBufferPointer(rebasing: packet[payloadStart..<payloadStart + s.payloadLength]))
         }
         pendingLength += s.payloadLength
         segments += 1
+        pendingFIN = s.fin
         nextSequence = s.sequence &+ UInt32(s.payloadLength)
         return true
     }
@@ -155,8 +171,9 @@ final class SegmentCoalescer {
         let tcpHeaderLength: Int
         let sequence: UInt32
         let payloadLength: Int
-        /// Only ACK and PSH among SYN/FIN/RST/URG/ACK/PSH (ECE/CWR also end a run).
+        /// Only ACK, PSH and FIN among SYN/FIN/RST/URG/ACK/PSH (ECE/CWR also end a run).
         let joinable: Bool
+        let fin: Bool
 
         init?(_ p: UnsafeRawBufferPointer) {
             guard let first = p.first else { return nil }
@@ -186,7 +203,8 @@ final class SegmentCoalescer {
             tcpHeaderLength = tcpLength
             sequence = UInt32(p[ipLength + 4]) << 24 | UInt32(p[ipLength + 5]) << 16 | UInt32(p[ipLength + 6]) << 8 | UInt32(p[ipLength + 7])
             payloadLength = total - ipLength - tcpLength
-            joinable = p[ipLength + 13] & ~UInt8(0x18) == 0
+            joinable = p[ipLength + 13] & ~UInt8(0x19) == 0
+            fin = p[ipLength + 13] & 0x01 != 0
         }
     }
 }

@@ -26,9 +26,9 @@ enum TunOffload {
         return (try TunDevice(name: name), false)
     }
 
-    /// A coalescer writing whole buffers (vnet header + packet) to `tun`.
-    static func coalescer(for tun: TunDevice) -> SegmentCoalescer {
-        SegmentCoalescer { bytes in
+    /// A coalescer writing whole buffers (vnet header + packet) to `tun`, whose MTU is `mtu`.
+    static func coalescer(for tun: TunDevice, mtu: Int) -> SegmentCoalescer {
+        SegmentCoalescer(mtu: mtu) { bytes in
             if case .transferred = (try? tun.write(bytes)) ?? .wouldBlock { return true }
             return false
         }

@@ -55,8 +55,9 @@ public final class TunnelClient: TCPStackDelegate {
         }
         do {
             try host.install(settings: settings, interface: tun.name)
-            if offloaded { coalescer = TunOffload.coalescer(for: tun) }
-            stack = try TCPStack(mtu: settings.mtu) { [unowned self] packet in self.writeTUN(packet) }
+            if offloaded { coalescer = TunOffload.coalescer(for: tun, mtu: settings.mtu) }
+            // With offloads lwIP's segments may be longer than the MTU: GSO writes cut them.
+            stack = try TCPStack(mtu: settings.mtu, largeSegments: offloaded) { [unowned self] packet in self.writeTUN(packet) }
         } catch {
             teardownHost()
             throw error

@@ -35,6 +35,16 @@ public struct StackCounters: Sendable {
 public final class TCPStack {
     /// Send buffer of each accepted flow: 256 KiB, four times lwIP's compiled-in 64 KiB.
     static let sendBuffer: UInt32 = 256 * 1024
+    /// Payload of one lwIP segment with `largeSegments`. lwIP keeps its congestion window in 16 bits
+    /// and computes 4 × MSS (initial window) and ssthresh + 3 × MSS (fast recovery) in it: 8 KiB keeps
+    /// both below 64 KiB. (It also never makes segments above half the peer's largest window.)
+    static let largeSegmentPayload: UInt16 = 8192
+
+    /// Whether lwIP's segments toward the application may exceed the MTU, because the output path
+    /// hands them to the kernel as GSO writes, which cuts them at the MTU (`SegmentCoalescer`).
+    /// Segments cost lwIP per segment — allocation, headers, checksum, output — whatever their
+    /// size: 8 KiB instead of 1,460 bytes divides that by 5.6 on a download.
+    let largeSegments: Bool
 
     /// `unowned`, not `weak`: a weak reference would put every retain of the client (its owner) on
     /// the Swift runtime's slow path (see EventLoop.schedule). The delegate outlives the stack.
@@ -50,12 +60,19 @@ public final class TCPStack {
     private var outputQueue: [TCPFlow] = []
     var scratch = [UInt8](repeating: 0, count: 65536)
 
-    /// - Parameter output: writes one IP packet to the TUN.
-    public init(mtu: Int, output: @escaping (UnsafeRawBufferPointer) -> Void) throws(LwIPError) {
+    /// - Parameters:
+    ///   - mtu: the TUN's MTU.
+    ///   - largeSegments: `output` takes segments longer than one MTU (see the property).
+    ///   - output: writes one IP packet to the TUN.
+    public init(mtu: Int, largeSegments: Bool = false, output: @escaping (UnsafeRawBufferPointer) -> Void) throws(LwIPError) {
         self.output = output
+        self.largeSegments = largeSegments
         LwIPRuntime.initializeOnce()
         let context = Unmanaged.passUnretained(self).toOpaque()
-        guard let netif = sluice_netif_create(context, lwipOutput4, lwipOutput6, UInt16(clamping: mtu)) else {
+        // With large segments lwIP must not fragment what exceeds the MTU: its netif gets the most an
+        // IP packet can hold. (Its MSS is capped by TCP_MSS, 1,460, at the handshake all the same.)
+        let netifMTU = largeSegments ? 65535 : UInt16(clamping: mtu)
+        guard let netif = sluice_netif_create(context, lwipOutput4, lwipOutput6, netifMTU) else {
             throw .setupFailed("netif_add failed")
         }
         self.netif = netif
@@ -219,6 +236,7 @@ public final class TCPStack {
         flows[key] = flow
         sluice_tcp_nagle_disable(pcb)
         sluice_tcp_set_sndbuf(pcb, Self.sendBuffer)
+        if largeSegments { sluice_tcp_set_mss(pcb, Self.largeSegmentPayload) }
         delegate.stack(self, didAccept: flow)
         return flow
     }

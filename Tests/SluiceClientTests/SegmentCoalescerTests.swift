@@ -86,15 +86,84 @@ final class SegmentCoalescerTests: XCTestCase {
         }
     }
 
-    func testAShortSegmentEndsTheRun() {
+    /// With a GSO size below one MTU's worth (the first segment was short), a longer segment or one
+    /// after a short one starts a new packet: the kernel cuts every GSO size bytes.
+    func testBelowAnMTUsWorthTheFirstSegmentSetsTheSize() {
+        let capture = Capture()
+        let c = coalescer(capture)
+        segment(seq: 1, payload: [UInt8](repeating: 1, count: 500)).withUnsafeBytes { c.emit($0) }
+        segment(seq: 501, payload: [UInt8](repeating: 2, count: 500)).withUnsafeBytes { c.emit($0) }
+        segment(seq: 1001, payload: [UInt8](repeating: 3, count: 100)).withUnsafeBytes { c.emit($0) }
+        segment(seq: 1101, payload: [UInt8](repeating: 4, count: 500)).withUnsafeBytes { c.emit($0) }
+        segment(seq: 1601, payload: [UInt8](repeating: 5, count: 1460)).withUnsafeBytes { c.emit($0) }
+        c.flush()
+        XCTAssertEqual(capture.writes.map(\.count), [10 + 40 + 1100, 10 + 40 + 500, 10 + 40 + 1460])
+        let size = capture.writes[0].withUnsafeBytes { VirtioNetHeader(UnsafeRawBufferPointer(rebasing: $0[0..<10])).gsoSize }
+        XCTAssertEqual(size, 500)
+    }
+
+    /// At a full MTU's worth any contiguous segment joins, short or long: where lwIP's segments end
+    /// does not matter once the kernel cuts the whole at the GSO size.
+    func testAtAnMTUsWorthSegmentsOfAnyLengthJoin() {
         let capture = Capture()
         let c = coalescer(capture)
         segment(seq: 1, payload: [UInt8](repeating: 1, count: 1460)).withUnsafeBytes { c.emit($0) }
         segment(seq: 1461, payload: [UInt8](repeating: 2, count: 100)).withUnsafeBytes { c.emit($0) }
         segment(seq: 1561, payload: [UInt8](repeating: 3, count: 1460)).withUnsafeBytes { c.emit($0) }
         c.flush()
-        XCTAssertEqual(capture.writes.count, 2, "after a short segment the next one starts a new packet")
-        XCTAssertEqual(capture.writes[0].count, 10 + 40 + 1560)
+        XCTAssertEqual(capture.writes.count, 1)
+        XCTAssertEqual(capture.writes[0].count, 10 + 40 + 3020)
+    }
+
+    /// lwIP's large segments (TCPStack.largeSegments): longer than one MTU, they join into one GSO
+    /// write with the MTU's GSO size; FIN on the last is kept, and nothing joins after it.
+    func testLargeSegmentsJoinAndAFINEndsTheRun() throws {
+        let capture = Capture()
+        let c = SegmentCoalescer(mtu: 1500) { bytes in
+            capture.writes.append(Array(bytes))
+            return true
+        }
+        let chunks = (0..<4).map { i in [UInt8](repeating: UInt8(0x40 + i), count: i == 3 ? 1000 : 8192) }
+        var seq: UInt32 = 77
+        for (i, chunk) in chunks.enumerated() {
+            segment(seq: seq, payload: chunk, flags: i == 3 ? [.ack, .fin] : [.ack]).withUnsafeBytes { c.emit($0) }
+            seq &+= UInt32(chunk.count)
+        }
+        segment(seq: seq &+ 1, payload: [UInt8](repeating: 9, count: 1460)).withUnsafeBytes { c.emit($0) }  // after FIN: alone
+        c.flush()
+        XCTAssertEqual(capture.writes.count, 2)
+        var write = capture.writes[0]
+        let header = write.withUnsafeBytes { VirtioNetHeader(UnsafeRawBufferPointer(rebasing: $0[0..<10])) }
+        XCTAssertEqual(header.gsoType, VirtioNetHeader.gsoTCPv4)
+        XCTAssertEqual(header.gsoSize, 1460, "the kernel cuts at one MTU's worth, not at lwIP's 8 KiB")
+        try write.withUnsafeMutableBytes { raw in
+            let packet = UnsafeMutableRawBufferPointer(rebasing: raw[10...])
+            XCTAssertTrue(header.completeChecksum(in: packet))
+            let summary = try PacketSummary(parsing: UnsafeRawBufferPointer(packet), checks: .all)
+            XCTAssertEqual(summary.length, 40 + 3 * 8192 + 1000)
+            XCTAssertTrue(summary.tcpFlags.contains(.fin), "FIN of the last segment is kept")
+            XCTAssertEqual(Array(UnsafeRawBufferPointer(rebasing: packet[40...])), chunks.flatMap { $0 })
+        }
+    }
+
+    /// One segment longer than the MTU, alone, is still a GSO write: written plain it would exceed the MTU.
+    func testALoneLargeSegmentIsAGSOWrite() throws {
+        let capture = Capture()
+        let c = coalescer(capture)
+        let payload = [UInt8](repeating: 7, count: 8192)
+        segment(seq: 5, payload: payload).withUnsafeBytes { c.emit($0) }
+        segment(seq: 5, payload: [], flags: [.ack, .rst]).withUnsafeBytes { c.emit($0) }  // ends it
+        XCTAssertEqual(capture.writes.count, 2)
+        var write = capture.writes[0]
+        let header = write.withUnsafeBytes { VirtioNetHeader(UnsafeRawBufferPointer(rebasing: $0[0..<10])) }
+        XCTAssertEqual(header.flags, VirtioNetHeader.needsChecksum)
+        XCTAssertEqual(header.gsoSize, 1460)
+        try write.withUnsafeMutableBytes { raw in
+            let packet = UnsafeMutableRawBufferPointer(rebasing: raw[10...])
+            XCTAssertTrue(header.completeChecksum(in: packet))
+            XCTAssertEqual(try PacketSummary(parsing: UnsafeRawBufferPointer(packet), checks: .all).length, 40 + 8192)
+        }
+        XCTAssertEqual(Array(capture.writes[1][0..<10]), [UInt8](repeating: 0, count: 10), "the RST goes plain")
     }
 
     func testFastChecksumMatchesLwIPsAlgorithm() {

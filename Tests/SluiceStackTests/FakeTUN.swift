@@ -171,9 +171,9 @@ final class StackHarness {
     let delegate = RecordingStackDelegate()
     let stack: TCPStack
 
-    init(mtu: Int = 1500) throws {
+    init(mtu: Int = 1500, largeSegments: Bool = false) throws {
         let tun = self.tun
-        stack = try TCPStack(mtu: mtu) { packet in tun.packets.append(Array(packet)) }
+        stack = try TCPStack(mtu: mtu, largeSegments: largeSegments) { packet in tun.packets.append(Array(packet)) }
         stack.delegate = delegate
     }
 

@@ -116,6 +116,33 @@ final class TCPFlowTests: StackTestCase {
         }
     }
 
+    /// With large segments (a GSO output path) lwIP emits up to 8 KiB per segment, past the MTU, the
+    /// bytes still in order; its SYN-ACK still announces an MSS that fits the MTU.
+    func testLargeSegmentsExceedTheMTUForAGSOOutput() throws {
+        harness.stack.shutdown()
+        let large = try StackHarness(mtu: 1500, largeSegments: true)
+        defer { large.stack.shutdown() }
+        for (application, destination) in [("10.0.0.2:\(freshPort())", "203.0.113.7:443"), ("[fd00::2]:\(freshPort())", "[2001:db8::7]:443")] {
+            var app = Application(from: application, to: destination)
+            large.input(app.syn())
+            large.stack.admit(app.key)
+            let synAck = try XCTUnwrap(large.tun.takeSegments().first { $0.flags == [.syn, .ack] })
+            XCTAssertLessThanOrEqual(synAck.maximumSegmentSize ?? 0, 1460, "the application is told the MTU's MSS")
+            app.ack = synAck.sequenceNumber &+ 1
+            large.input(app.segment(.ack))
+            let flow = try XCTUnwrap(large.delegate.accepted.last)
+            let bytes = (0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 9) }
+            let taken = bytes.withUnsafeBytes { flow.write($0) }
+            XCTAssertGreaterThan(taken, 16_384)
+            large.stack.flushOutput()
+            let segments = large.tun.takeSegments().filter { !$0.payload.isEmpty }
+            XCTAssertTrue(segments.contains { $0.payload.count > 1460 }, "\(destination): \(segments.map(\.payload.count))")
+            XCTAssertTrue(segments.allSatisfy { $0.payload.count <= 8192 }, "\(segments.map(\.payload.count))")
+            XCTAssertEqual(segments.flatMap(\.payload), Array(bytes[0..<segments.reduce(0) { $0 + $1.payload.count }]))
+            flow.abort()
+        }
+    }
+
     /// lwIP delays the ACK for a lone small segment; its fast timer (250 ms) sends it.
     func testDelayedACKGoesOutFromRunTimers() throws {
         var app = Application(from: "10.0.0.2:\(freshPort())", to: "203.0.113.7:443")
