@@ -27,6 +27,20 @@ final class SegmentCoalescerTests: XCTestCase {
         var writes: [[UInt8]] = []
     }
 
+    /// A GSO write's vnet header, and its packet with the checksum completed the way the kernel does
+    /// (parsed with every check, so a wrong checksum or length fails here).
+    func completed(_ write: [UInt8]) throws -> (VirtioNetHeader, [UInt8], PacketSummary) {
+        var bytes = write
+        let header = bytes.withUnsafeBytes { VirtioNetHeader(UnsafeRawBufferPointer(rebasing: $0[0..<10])) }
+        XCTAssertEqual(header.flags, VirtioNetHeader.needsChecksum)
+        let summary = try bytes.withUnsafeMutableBytes { raw in
+            let packet = UnsafeMutableRawBufferPointer(rebasing: raw[10...])
+            XCTAssertTrue(header.completeChecksum(in: packet))
+            return try PacketSummary(parsing: UnsafeRawBufferPointer(packet), checks: .all)
+        }
+        return (header, Array(bytes[10...]), summary)
+    }
+
     func coalescer(_ capture: Capture) -> SegmentCoalescer {
         let c = SegmentCoalescer { bytes in
             capture.writes.append(Array(bytes))
@@ -47,26 +61,18 @@ final class SegmentCoalescerTests: XCTestCase {
         XCTAssertTrue(capture.writes.isEmpty, "nothing is written before the flush")
         c.flush()
         XCTAssertEqual(capture.writes.count, 1)
-        var write = capture.writes[0]
-        let header = write.withUnsafeBytes { VirtioNetHeader(UnsafeRawBufferPointer(rebasing: $0[0..<10])) }
-        XCTAssertEqual(header.flags, VirtioNetHeader.needsChecksum)
+        let (header, packet, summary) = try completed(capture.writes[0])
         XCTAssertEqual(header.gsoType, VirtioNetHeader.gsoTCPv4)
         XCTAssertEqual(header.gsoSize, 1460)
         XCTAssertEqual(header.headerLength, 40)
         XCTAssertEqual(header.checksumStart, 20)
         XCTAssertEqual(header.checksumOffset, 16)
-        // Completing the partial checksum the way the kernel does yields a valid packet.
-        try write.withUnsafeMutableBytes { raw in
-            let packet = UnsafeMutableRawBufferPointer(rebasing: raw[10...])
-            XCTAssertTrue(header.completeChecksum(in: packet))
-            let summary = try PacketSummary(parsing: UnsafeRawBufferPointer(packet), checks: .all)
-            XCTAssertEqual(summary.length, 40 + 3 * 1460 + 500)
-            XCTAssertTrue(summary.tcpFlags.contains(.psh), "PSH of the last segment is kept")
-            let tcp = try TCPSegment(validating: UnsafeRawBufferPointer(rebasing: packet[20...]))
-            XCTAssertEqual(tcp.sequenceNumber, 1000)
-            XCTAssertEqual(tcp.acknowledgmentNumber, 10, "the newest ACK number")
-            XCTAssertEqual(Array(UnsafeRawBufferPointer(rebasing: packet[40...])), chunks.flatMap { $0 })
-        }
+        XCTAssertEqual(summary.length, 40 + 3 * 1460 + 500)
+        XCTAssertTrue(summary.tcpFlags.contains(.psh), "PSH of the last segment is kept")
+        let tcp = try packet.withUnsafeBytes { try TCPSegment(validating: UnsafeRawBufferPointer(rebasing: $0[20...])) }
+        XCTAssertEqual(tcp.sequenceNumber, 1000)
+        XCTAssertEqual(tcp.acknowledgmentNumber, 10, "the newest ACK number")
+        XCTAssertEqual(Array(packet[40...]), chunks.flatMap { $0 })
     }
 
     func testSegmentsThatMustNotJoinAreWrittenSeparately() throws {
@@ -132,18 +138,12 @@ final class SegmentCoalescerTests: XCTestCase {
         segment(seq: seq &+ 1, payload: [UInt8](repeating: 9, count: 1460)).withUnsafeBytes { c.emit($0) }  // after FIN: alone
         c.flush()
         XCTAssertEqual(capture.writes.count, 2)
-        var write = capture.writes[0]
-        let header = write.withUnsafeBytes { VirtioNetHeader(UnsafeRawBufferPointer(rebasing: $0[0..<10])) }
+        let (header, packet, summary) = try completed(capture.writes[0])
         XCTAssertEqual(header.gsoType, VirtioNetHeader.gsoTCPv4)
         XCTAssertEqual(header.gsoSize, 1460, "the kernel cuts at one MTU's worth, not at lwIP's 8 KiB")
-        try write.withUnsafeMutableBytes { raw in
-            let packet = UnsafeMutableRawBufferPointer(rebasing: raw[10...])
-            XCTAssertTrue(header.completeChecksum(in: packet))
-            let summary = try PacketSummary(parsing: UnsafeRawBufferPointer(packet), checks: .all)
-            XCTAssertEqual(summary.length, 40 + 3 * 8192 + 1000)
-            XCTAssertTrue(summary.tcpFlags.contains(.fin), "FIN of the last segment is kept")
-            XCTAssertEqual(Array(UnsafeRawBufferPointer(rebasing: packet[40...])), chunks.flatMap { $0 })
-        }
+        XCTAssertEqual(summary.length, 40 + 3 * 8192 + 1000)
+        XCTAssertTrue(summary.tcpFlags.contains(.fin), "FIN of the last segment is kept")
+        XCTAssertEqual(Array(packet[40...]), chunks.flatMap { $0 })
     }
 
     /// One segment longer than the MTU, alone, is still a GSO write: written plain it would exceed the MTU.
@@ -154,15 +154,9 @@ final class SegmentCoalescerTests: XCTestCase {
         segment(seq: 5, payload: payload).withUnsafeBytes { c.emit($0) }
         segment(seq: 5, payload: [], flags: [.ack, .rst]).withUnsafeBytes { c.emit($0) }  // ends it
         XCTAssertEqual(capture.writes.count, 2)
-        var write = capture.writes[0]
-        let header = write.withUnsafeBytes { VirtioNetHeader(UnsafeRawBufferPointer(rebasing: $0[0..<10])) }
-        XCTAssertEqual(header.flags, VirtioNetHeader.needsChecksum)
+        let (header, _, summary) = try completed(capture.writes[0])
         XCTAssertEqual(header.gsoSize, 1460)
-        try write.withUnsafeMutableBytes { raw in
-            let packet = UnsafeMutableRawBufferPointer(rebasing: raw[10...])
-            XCTAssertTrue(header.completeChecksum(in: packet))
-            XCTAssertEqual(try PacketSummary(parsing: UnsafeRawBufferPointer(packet), checks: .all).length, 40 + 8192)
-        }
+        XCTAssertEqual(summary.length, 40 + 8192)
         XCTAssertEqual(Array(capture.writes[1][0..<10]), [UInt8](repeating: 0, count: 10), "the RST goes plain")
     }
 
