@@ -10,8 +10,9 @@ import SluiceWire
 /// that sends the client's datagrams to any destination and returns whatever arrives on it, from any
 /// source — endpoint-independent mapping, "full cone". Loop-confined.
 ///
-/// Datagrams to destinations wait for the end of the loop turn at most (`DatagramBatch`); beyond
-/// that nothing queues: a datagram the socket or the carrier cannot take is dropped and counted.
+/// Datagrams to destinations wait only until the carrier read that brought them is handled
+/// (`DatagramBatch`); beyond that nothing queues: a datagram the socket or the carrier cannot take is
+/// dropped and counted.
 final class AssociationLink: MuxStreamHandler, DatagramSender {
     let stream: MuxStream
     let client: ClientID

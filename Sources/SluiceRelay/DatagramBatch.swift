@@ -36,7 +36,8 @@ final class DatagramBatch {
         self.limit = limit
     }
 
-    /// Queues `payload` for `link` to send to `endpoint` at the end of this turn.
+    /// Queues `payload` for `link` to send to `endpoint` at the next `flush()`, at the latest at the
+    /// end of this turn.
     func append(_ payload: UnsafeRawBufferPointer, from link: any DatagramSender, to endpoint: SocketEndpoint) {
         if entries.isEmpty { loop.afterTurn { self.flush() } }  // strong: see EventLoop.schedule on weak captures
         entries.append(Entry(link: link, endpoint: endpoint, start: bytes.count, count: payload.count))
