@@ -44,8 +44,7 @@ public struct BenchConfig: Sendable, Equatable {
                 duration: Duration = .seconds(10), direction: Direction = .both, streams: Int = BenchConfig.defaultStreams,
                 carriers: Int = BenchConfig.defaultCarriers, json: Bool = false, logLevel: String = "info",
                 warnings: [ConfigWarning] = []) {
-        precondition(relayPublicKey.count == KeyText.keyLength && privateKey.count == KeyText.keyLength
-                     && (psk?.count ?? KeyText.keyLength) == KeyText.keyLength, "keys are 32 bytes")
+        precondition(KeyText.allHaveKeyLength([relayPublicKey, privateKey, psk]), "keys are 32 bytes")
         self.relay = relay
         self.relayPublicKey = relayPublicKey
         self.privateKey = privateKey

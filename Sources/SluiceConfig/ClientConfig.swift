@@ -72,8 +72,7 @@ public struct ClientConfig: Sendable, Equatable {
                 killSwitch: Bool = false, blockIPv6: Bool = false,
                 udpTimeout: Duration = .seconds(UDPDefaults.timeoutSeconds), maxUDPMappings: Int = UDPDefaults.maxMappings,
                 logLevel: String = "info", warnings: [ConfigWarning] = []) {
-        precondition(relayPublicKey.count == KeyText.keyLength && privateKey.count == KeyText.keyLength
-                     && (psk?.count ?? KeyText.keyLength) == KeyText.keyLength, "keys are 32 bytes")
+        precondition(KeyText.allHaveKeyLength([relayPublicKey, privateKey, psk]), "keys are 32 bytes")
         self.relay = relay
         self.relayPublicKey = relayPublicKey
         self.privateKey = privateKey

@@ -7,6 +7,12 @@ public enum KeyText {
     /// Bytes in every key this tool handles.
     public static let keyLength = 32
 
+    /// Whether every key given is `keyLength` bytes; nil is a key left unset (no PSK). For the
+    /// configurations' preconditions.
+    static func allHaveKeyLength(_ keys: [[UInt8]?]) -> Bool {
+        keys.allSatisfy { ($0?.count ?? keyLength) == keyLength }
+    }
+
     /// Largest key file read; a key file is 45 bytes or so, anything far bigger is the wrong file.
     static let fileLimit = 4096
 

@@ -39,8 +39,7 @@ public struct RelayConfig: Sendable, Equatable {
                 handshakeTimeout: Duration = .milliseconds(Int64(RelayConfig.defaultHandshakeTimeoutSeconds * 1000)),
                 udpTimeout: Duration = .seconds(UDPDefaults.timeoutSeconds), maxUDPMappings: Int = UDPDefaults.maxMappings,
                 benchEnabled: Bool = true, logLevel: String = "info", warnings: [ConfigWarning] = []) {
-        precondition(privateKey.count == KeyText.keyLength && allowedClients.allSatisfy { $0.count == KeyText.keyLength }
-                     && (psk?.count ?? KeyText.keyLength) == KeyText.keyLength, "keys are 32 bytes")
+        precondition(KeyText.allHaveKeyLength([privateKey, psk] + allowedClients), "keys are 32 bytes")
         self.listen = listen
         self.privateKey = privateKey
         self.allowedClients = allowedClients
