@@ -3,15 +3,7 @@ import SluiceWire
 import XCTest
 
 /// `sluice bench` from flags and from `up`'s config file, and the relay's `--no-bench`.
-final class BenchCommandTests: XCTestCase {
-    private var keys: KeyFiles!
-    private var dir: TempDirectory!
-
-    override func setUpWithError() throws {
-        dir = try TempDirectory(self)
-        keys = try KeyFiles(in: dir)
-    }
-
+final class BenchCommandTests: KeyFilesTestCase {
     private var minimal: [String] {
         ["--relay", "10.10.0.2:7000", "--relay-public-key", TestKeys.text(TestKeys.relayPublic), "--private-key", keys.client]
     }

@@ -3,15 +3,7 @@ import SluiceWire
 import XCTest
 
 /// `sluice up` from flags.
-final class ClientCommandTests: XCTestCase {
-    private var keys: KeyFiles!
-    private var dir: TempDirectory!
-
-    override func setUpWithError() throws {
-        dir = try TempDirectory(self)
-        keys = try KeyFiles(in: dir)
-    }
-
+final class ClientCommandTests: KeyFilesTestCase {
     private var relayKey: String { TestKeys.text(TestKeys.relayPublic) }
 
     /// Everything `up` requires, with one address; `extra` is appended.

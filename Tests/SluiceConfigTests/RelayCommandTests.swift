@@ -3,15 +3,7 @@ import SluiceWire
 import XCTest
 
 /// `sluice relay` from flags.
-final class RelayCommandTests: XCTestCase {
-    private var keys: KeyFiles!
-    private var dir: TempDirectory!
-
-    override func setUpWithError() throws {
-        dir = try TempDirectory(self)
-        keys = try KeyFiles(in: dir)
-    }
-
+final class RelayCommandTests: KeyFilesTestCase {
     private var minimal: [String] {
         ["--listen", "0.0.0.0:7000", "--private-key", keys.relay, "--allow-client", TestKeys.text(TestKeys.clientPublic)]
     }

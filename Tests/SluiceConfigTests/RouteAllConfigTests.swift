@@ -3,15 +3,7 @@ import SluiceWire
 import XCTest
 
 /// `--route-all`, `--exclude`, `--route-local`, `--kill-switch`, `--no-ipv6` and `sluice down`.
-final class RouteAllConfigTests: XCTestCase {
-    private var keys: KeyFiles!
-    private var dir: TempDirectory!
-
-    override func setUpWithError() throws {
-        dir = try TempDirectory(self)
-        keys = try KeyFiles(in: dir)
-    }
-
+final class RouteAllConfigTests: KeyFilesTestCase {
     private func minimal(_ extra: [String] = []) -> [String] {
         ["--relay", "10.10.0.2:7000", "--relay-public-key", TestKeys.text(TestKeys.relayPublic), "--private-key", keys.client,
          "--tun", "sluice0", "--address", "198.18.0.1/30", "--address", "fd53::1/126"] + extra

@@ -97,3 +97,15 @@ func parseUp(_ arguments: [String], file: StaticString = #filePath, line: UInt =
 func parsing(_ arguments: [String]) -> () throws(ConfigError) -> Command {
     { () throws(ConfigError) in try CommandLineParser.parse(arguments: arguments) }
 }
+
+/// A test case with a scratch directory and the three key files in it, made fresh for each test.
+class KeyFilesTestCase: XCTestCase {
+    var keys: KeyFiles!
+    var dir: TempDirectory!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        dir = try TempDirectory(self)
+        keys = try KeyFiles(in: dir)
+    }
+}
