@@ -87,6 +87,22 @@ extension ClientConfig {
                   dns: dns, routeAll: routeAll != nil, excludes: excludes, routeLocal: routeLocal != nil,
                   killSwitch: killSwitch, blockIPv6: blockIPv6 != nil, udpTimeout: udpTimeout, maxUDPMappings: maxUDPMappings,
                   logLevel: try settings.logLevel(), warnings: warnings)
+        for raw in settings.all("dns-domain") {
+            guard let domain = DNSName(raw.text), !domain.labels.isEmpty else {
+                throw .invalidValue(raw.origin, value: raw.text,
+                                    expected: raw.text == "." || raw.text.isEmpty
+                                        ? "a domain such as corp.example; leave out --dns-domain to send every name to --dns"
+                                        : "a domain name such as corp.example (ASCII; write internationalised names as xn--)")
+            }
+            if dns.isEmpty { throw .needsCompanion(raw.origin, needs: "--dns") }
+            if !dnsDomains.contains(domain) { dnsDomains.append(domain) }
+        }
+        if let raw = settings.value("resolver") {
+            guard let mode = ResolverMode(rawValue: raw.text) else {
+                throw .invalidValue(raw.origin, value: raw.text, expected: "auto, resolved or file")
+            }
+            resolver = mode
+        }
         for raw in settings.all("app-cgroup") {
             guard let group = Self.cgroupPath(raw.text) else {
                 throw .invalidValue(raw.origin, value: raw.text,

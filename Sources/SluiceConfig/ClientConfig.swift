@@ -42,6 +42,11 @@ public struct ClientConfig: Sendable, Equatable {
     public var appCGroups: [String] = []
     /// Resolvers that receive every DNS query of the host (`--dns`); empty: DNS is ordinary traffic.
     public let dns: [IPAddress]
+    /// Split DNS (`--dns-domain`): only names in these domains go to `dns`, the others to the host's
+    /// own resolver. Empty: every name goes to `dns`. Never set without `dns`.
+    public var dnsDomains: [DNSName] = []
+    /// How the host's DNS is pointed at `dns` (`--resolver`).
+    public var resolver: ResolverMode = .auto
     /// Send all of the host's traffic through the tunnel (`--route-all`): default routes in `table`,
     /// the host's resolver pointed at `dns`. Never true without `dns`.
     public let routeAll: Bool

@@ -51,6 +51,12 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
     case cgroup(operation: String, path: String, errno: Int32)
     /// No cgroup v2 file system is mounted (per-application routing needs one).
     case noCGroup2
+    /// A D-Bus step failed: loading libsystemd, connecting to the system bus, or a method call
+    /// (`operation` names it) that the callee refused with the D-Bus error `name` and `message`.
+    case dbus(operation: String, name: String?, message: String)
+    /// `--resolver resolved` was asked for, but systemd-resolved does not run; `detail` says what
+    /// was found.
+    case resolvedNotRunning(detail: String)
 
     /// The errno behind the error, when there is one.
     public var errno: Int32? {
@@ -65,7 +71,7 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
         case .resolver(_, _, let e), .cgroup(_, _, let e):
             return e
         case .invalidInterfaceName, .netlinkReply, .nftables, .resolverChangedMeanwhile, .stateFile, .alreadyUp,
-            .foreignNamespace, .relayUnreachable, .noCGroup2:
+            .foreignNamespace, .relayUnreachable, .noCGroup2, .dbus, .resolvedNotRunning:
             return nil
         }
     }
@@ -122,6 +128,19 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
             return "cgroup: \(operation) \(path): \(Errno.describe(e))" + Self.privilegeHint(e)
         case .noCGroup2:
             return "no cgroup v2 file system is mounted (none in /proc/self/mountinfo); per-application routing needs cgroup v2 — mount it with `mount -t cgroup2 none /sys/fs/cgroup`"
+        case .dbus(let operation, let name, let message):
+            let hint: String
+            switch name {
+            case "org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired":
+                hint = " — run as root or grant CAP_NET_ADMIN"
+            case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
+                hint = " — systemd-resolved is not running; start it, or use --resolver file"
+            default:
+                hint = ""
+            }
+            return "D-Bus: \(operation): \(message)" + (name.map { " (\($0))" } ?? "") + hint
+        case .resolvedNotRunning(let detail):
+            return "--resolver resolved: systemd-resolved is not running (\(detail)); start it, or use --resolver file or auto"
         }
     }
 

@@ -215,6 +215,8 @@ public final class HostRouting {
         case .appFirewall(let ruleset):
             try firewall().run(ruleset.text, operation: "add \(ruleset)")
             return .firewall(table: ruleset.table)
+        case .resolvedLink(let link):
+            return .resolvedLink(interface: link.interface, index: try ResolvedClient.apply(link, netlink: netlink))
         }
     }
 
@@ -233,6 +235,7 @@ public final class HostRouting {
             }
             try nft.run(FirewallRuleset.deleteText(table: table), operation: "delete nftables table \(table)")
         case .resolver(let backup): try ResolverFile.restore(backup)
+        case .resolvedLink(let interface, let index): try ResolvedClient.revert(interface: interface, index: index, netlink: netlink)
         case .cgroupTree(let path, let root):
             try CGroupTree.removeTree(path, movingTo: root)
             // The parent `sluice` directory too, once no other tunnel uses it.
@@ -256,6 +259,7 @@ public final class HostRouting {
         case .noSuchInterface: return true
         case .netlinkRequest(_, let e, _): return e == ESRCH || e == ENOENT || e == EADDRNOTAVAIL || e == ENODEV
         case .nftables(_, let message): return message == "no such table"
+        case .dbus(_, let name, _): return name == ResolvedLink.noSuchLinkError
         default: return false
         }
     }

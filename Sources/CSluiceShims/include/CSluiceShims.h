@@ -4,3 +4,4 @@
 #include "sluice_tun.h"
 #include "sluice_netlink.h"
 #include "sluice_checksum.h"
+#include "sluice_sdbus.h"

@@ -1,0 +1,74 @@
+import CSluiceShims
+import Glibc
+
+/// The part of libsystemd's sd-bus API (`libsystemd.so.0`, Debian package libsystemd0) that
+/// `SystemBus` uses, opened with `dlopen` the first time `sluice up` talks to systemd-resolved,
+/// instead of linked.
+///
+/// Why: linked, libsystemd and what it pulls in (libgcrypt, libgpg-error, liblzma, libzstd, liblz4,
+/// libcap) would be mapped into every Sluice process, the relay included, although only a client on
+/// a host that runs systemd-resolved ever calls it (`make build` refuses a binary that loads it at
+/// start: UNWANTED_LIBS in the Makefile). The signatures are those of `<systemd/sd-bus.h>` (Debian
+/// libsystemd-dev), whose ABI the soname `.0` fixes; only functions with fixed argument lists are
+/// used, because Swift cannot call C variadics through a pointer (`sd_bus_message_append`'s
+/// format-string form is replaced by `append_basic`, `append_array` and the container calls).
+struct SystemdLibrary: Sendable {
+    static let soname = "libsystemd.so.0"
+
+    /// `sd_bus_error` (declared in CSluiceShims/include/sluice_sdbus.h): a D-Bus error's name and
+    /// message; zeroed it is `SD_BUS_ERROR_NULL`; released with `errorFree`.
+    typealias BusError = sluice_sd_bus_error
+
+    typealias Bus = OpaquePointer
+    typealias Message = OpaquePointer
+
+    let openSystem: @convention(c) (UnsafeMutablePointer<Bus?>) -> Int32
+    let flushCloseUnref: @convention(c) (Bus?) -> Bus?
+    let newMethodCall: @convention(c) (Bus, UnsafeMutablePointer<Message?>, UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafePointer<CChar>) -> Int32
+    let messageUnref: @convention(c) (Message?) -> Message?
+    let appendBasic: @convention(c) (Message, CChar, UnsafeRawPointer) -> Int32
+    let appendArray: @convention(c) (Message, CChar, UnsafeRawPointer?, Int) -> Int32
+    let openContainer: @convention(c) (Message, CChar, UnsafePointer<CChar>) -> Int32
+    let closeContainer: @convention(c) (Message) -> Int32
+    let call: @convention(c) (Bus, Message, UInt64, UnsafeMutablePointer<BusError>, UnsafeMutablePointer<Message?>) -> Int32
+    let readBasic: @convention(c) (Message, CChar, UnsafeMutableRawPointer) -> Int32
+    let errorFree: @convention(c) (UnsafeMutablePointer<BusError>) -> Void
+
+    /// The library, loaded once per process (the handle is never closed), or why it could not be.
+    static func shared() throws(HostError) -> SystemdLibrary {
+        try loaded.get()
+    }
+
+    private static let loaded: Result<SystemdLibrary, HostError> = {
+        do throws(HostError) { return .success(try load()) } catch { return .failure(error) }
+    }()
+
+    private static func load() throws(HostError) -> SystemdLibrary {
+        guard let handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL) else {
+            throw .dbus(operation: "load \(soname)", name: nil,
+                        message: "\(lastError()) — install libsystemd0, or use --resolver file")
+        }
+        func symbol<T>(_ name: String, as type: T.Type) throws(HostError) -> T {
+            guard let address = dlsym(handle, name) else {
+                throw .dbus(operation: "load \(soname)", name: nil, message: "\(lastError()) — this libsystemd is too old (sd-bus needs systemd 221 or later)")
+            }
+            return unsafeBitCast(address, to: type)
+        }
+        return SystemdLibrary(
+            openSystem: try symbol("sd_bus_open_system", as: (@convention(c) (UnsafeMutablePointer<Bus?>) -> Int32).self),
+            flushCloseUnref: try symbol("sd_bus_flush_close_unref", as: (@convention(c) (Bus?) -> Bus?).self),
+            newMethodCall: try symbol("sd_bus_message_new_method_call", as: (@convention(c) (Bus, UnsafeMutablePointer<Message?>, UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafePointer<CChar>) -> Int32).self),
+            messageUnref: try symbol("sd_bus_message_unref", as: (@convention(c) (Message?) -> Message?).self),
+            appendBasic: try symbol("sd_bus_message_append_basic", as: (@convention(c) (Message, CChar, UnsafeRawPointer) -> Int32).self),
+            appendArray: try symbol("sd_bus_message_append_array", as: (@convention(c) (Message, CChar, UnsafeRawPointer?, Int) -> Int32).self),
+            openContainer: try symbol("sd_bus_message_open_container", as: (@convention(c) (Message, CChar, UnsafePointer<CChar>) -> Int32).self),
+            closeContainer: try symbol("sd_bus_message_close_container", as: (@convention(c) (Message) -> Int32).self),
+            call: try symbol("sd_bus_call", as: (@convention(c) (Bus, Message, UInt64, UnsafeMutablePointer<BusError>, UnsafeMutablePointer<Message?>) -> Int32).self),
+            readBasic: try symbol("sd_bus_message_read_basic", as: (@convention(c) (Message, CChar, UnsafeMutableRawPointer) -> Int32).self),
+            errorFree: try symbol("sd_bus_error_free", as: (@convention(c) (UnsafeMutablePointer<BusError>) -> Void).self))
+    }
+
+    private static func lastError() -> String {
+        dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
+    }
+}
