@@ -17,6 +17,8 @@ final class CarrierPool {
         var carrier: Carrier?
         var backoff = CarrierPool.initialBackoffMilliseconds
         var waiting = false
+        /// The pending retry after a failed dial, if any.
+        var retryTimer: LoopTimer?
         init(index: Int) { self.index = index }
     }
 
@@ -25,6 +27,8 @@ final class CarrierPool {
     private var slots: [Slot]
     private var queue: [Slot] = []
     private var dialer: CarrierDialer?
+    /// The slot `dialer` dials for.
+    private var dialing: Slot?
     private var stopped = false
     private var connectedOnce = false
 
@@ -60,8 +64,40 @@ final class CarrierPool {
 
     var upCount: Int { slots.filter { $0.carrier != nil }.count }
 
+    /// The path to the relay changed (`reason` says why, such as "network changed"): closes every
+    /// carrier that `survives` rejects — its streams are reset at once, so applications see their
+    /// connections fail instead of hanging until the carrier times out — and dials again now: the
+    /// dial in progress (it may use the old path) starts over, and failed slots skip their backoff.
+    /// Carriers `survives` accepts stay. Returns how many carriers it closed.
+    @discardableResult
+    func redial(reason: String, keeping survives: (Carrier) -> Bool) -> Int {
+        guard !stopped else { return 0 }
+        var closed = 0
+        for slot in slots {
+            if let carrier = slot.carrier {
+                if !carrier.isClosed && survives(carrier) { continue }
+                slot.carrier = nil  // first, so `lost` does not count it as an ordinary failure
+                carrier.close(.localShutdown)
+                closed += 1
+                Log.debug("carrier \(carrier.label) closed; reconnecting: \(reason)", "client")
+            }
+            slot.retryTimer?.cancel()
+            slot.retryTimer = nil
+            slot.backoff = Self.initialBackoffMilliseconds
+        }
+        if let dialer, let slot = dialing {
+            dialer.cancel()
+            self.dialer = nil
+            dialing = nil
+            queue.insert(slot, at: 0)  // still `waiting`: queued again, first
+        }
+        for slot in slots { enqueue(slot) }
+        dialNext()
+        return closed
+    }
+
     private func enqueue(_ slot: Slot) {
-        guard !stopped, !slot.waiting else { return }
+        guard !stopped, !slot.waiting, slot.carrier == nil else { return }
         slot.waiting = true
         queue.append(slot)
         dialNext()
@@ -72,11 +108,13 @@ final class CarrierPool {
         let slot = queue.removeFirst()
         let dialer = CarrierDialer(target: settings.carrierTarget, loop: loop) { [unowned self] outcome in
             self.dialer = nil
+            self.dialing = nil
             slot.waiting = false
             self.dialed(slot, outcome)
             self.dialNext()
         }
         self.dialer = dialer
+        dialing = slot
         dialer.start()
     }
 
@@ -113,7 +151,7 @@ final class CarrierPool {
         let delay = slot.backoff
         slot.backoff = min(slot.backoff * 2, Self.maxBackoffMilliseconds)
         Log.info("carrier #\(slot.index + 1) to \(settings.relay) failed: \(why); retrying in \(secondsText(delay)) s", "client")
-        loop.schedule(afterMilliseconds: delay) { [weak self] in self?.enqueue(slot) }
+        slot.retryTimer = loop.schedule(afterMilliseconds: delay) { [weak self] in self?.enqueue(slot) }
     }
 }
 

@@ -1,3 +1,4 @@
+import SluiceConfig
 import SluiceCrypto
 import SluiceMux
 import SluiceWire
@@ -17,6 +18,10 @@ public struct ClientSettings: Sendable {
     public var table: UInt32
     /// Resolvers that get every DNS query (`--dns`); empty: DNS is ordinary traffic.
     public var dns: [IPAddress] = []
+    /// Split DNS: only names in these domains go to `dns` (`--dns-domain`); empty: all names.
+    public var dnsDomains: [DNSName] = []
+    /// How the host's DNS follows `dns` (`--resolver`).
+    public var resolver: ResolverMode = .auto
     /// Send all traffic through the tunnel and point the host's resolver at `dns` (`--route-all`).
     public var routeAll = false
     /// Prefixes kept off the tunnel (`--exclude`).

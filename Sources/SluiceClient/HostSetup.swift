@@ -6,7 +6,7 @@ import SluiceWire
 
 /// What `sluice up` changes on the host around its TUN, as one transaction with a crash record:
 /// routes and policy rules (`--route`, `--route-all`, `--exclude`), the nftables table (`--kill-switch`,
-/// `--no-ipv6`) and the resolver file (`--route-all`), listed step by step in the state file
+/// `--no-ipv6`) and DNS (`--dns`: systemd-resolved or the resolver file), listed step by step in the state file
 /// (`HostState`, `/run/sluice/<tun>.json`).
 ///
 /// Two phases, because the leftovers of a crashed `up` must go before the new TUN exists (they name
@@ -35,7 +35,13 @@ final class HostSetup {
     /// Installs everything for the TUN `interface`. On failure nothing stays installed (the record
     /// stays, empty, until `teardown`).
     func install(settings: ClientSettings, interface: String) throws(HostError) {
-        if settings.routeAll { try checkRelayRoute(settings, interface: interface) }
+        if settings.routeAll {
+            let path = try Self.relayPath(settings.relay.address, fwmark: settings.fwmark, tun: interface, netlink: NetlinkSocket())
+            Log.debug("carriers reach the relay \(settings.relay.address) \(path.pathDescription)", "host")
+        }
+        let backend = try Self.dnsBackend(settings)
+        let dns = Self.dnsPlan(settings: settings, interface: interface, backend: backend)
+        if backend != .none { Log.info("DNS follows --dns through \(backend)" + (settings.dnsDomains.isEmpty ? "" : " for \(settings.dnsDomains.map(\.description).joined(separator: ", "))"), "host") }
         var plan: [HostChange] = []
         // The firewall first, so the kill switch holds before any route points anywhere.
         if settings.killSwitch || settings.blockIPv6 {
@@ -47,17 +53,11 @@ final class HostSetup {
             excludes: settings.excludes,
             routeAll: settings.routeAll ? HostRouting.RouteAll(resolvers: settings.dns, routeLocal: settings.routeLocal, ipv6: !settings.blockIPv6) : nil,
             table: settings.table, fwmark: settings.fwmark)
-        if !settings.routeAll && !settings.dns.isEmpty {
-            // --dns without --route-all: DNS to any address, not only inside the routed prefixes,
-            // must still enter the tunnel (with --route-all everything does anyway).
-            plan += HostRouting.dnsCapturePlan(interface: interface, dnsTable: settings.table + 1, fwmark: settings.fwmark)
-        }
+        // --dns: DNS to any address, not only inside the routed prefixes, enters the tunnel (HostSetup+DNS.swift).
+        plan += dns.capture
         plan += try appPlan(settings: settings, interface: interface)
         // The resolver last: by then its queries have a way into the tunnel.
-        if settings.routeAll {
-            plan.append(.resolver(ResolverChange(backupPath: HostState.resolverBackupPath(for: settings.tunName), nameservers: settings.dns,
-                                                 owner: "tunnel \(interface), pid \(getpid())")))
-        }
+        plan += dns.resolver
         let path = statePath
         routing = try HostRouting(installing: plan) { [weak self] steps in
             guard let self else { return }
@@ -73,19 +73,19 @@ final class HostSetup {
         HostState.remove(path: statePath)
     }
 
-    /// `--route-all` sends everything into the tunnel except the marked carriers, which must still
-    /// find the relay through the host's own routes: ask the kernel as the carriers would.
-    private func checkRelayRoute(_ settings: ClientSettings, interface: String) throws(HostError) {
-        let relay = settings.relay.address
+    /// How the marked carriers reach `relay` now (`ip route get <relay> mark M`), which `--route-all`
+    /// needs outside the tunnel before anything is installed, and the network watch asks again after
+    /// every change. Throws `.relayUnreachable` when there is no such route or it leads into `tun`.
+    static func relayPath(_ relay: IPAddress, fwmark: UInt32, tun: String, netlink: NetlinkSocket) throws(HostError) -> RouteLookup {
         let answer: RouteLookup
         do throws(HostError) {
-            answer = try NetlinkSocket().lookupRoute(to: relay, mark: settings.fwmark)
+            answer = try netlink.lookupRoute(to: relay, mark: fwmark)
         } catch {
-            throw .relayUnreachable(relay: "\(relay)", detail: error.errno.map { "ip route get \(relay) mark 0x\(String(settings.fwmark, radix: 16)): \(SystemError.message($0))" } ?? "\(error)")
+            throw .relayUnreachable(relay: "\(relay)", detail: error.errno.map { "ip route get \(relay) mark 0x\(String(fwmark, radix: 16)): \(SystemError.message($0))" } ?? "\(error)")
         }
-        if answer.interface == interface {
-            throw .relayUnreachable(relay: "\(relay)", detail: "its route leads into \(interface) itself")
+        if answer.interface == tun {
+            throw .relayUnreachable(relay: "\(relay)", detail: "its route leads into \(tun) itself")
         }
-        Log.debug("carriers reach the relay \(relay) via \(answer.interface ?? "?")" + (answer.gateway.map { " gateway \($0)" } ?? ""), "host")
+        return answer
     }
 }

@@ -57,12 +57,11 @@ extension TunnelClient {
         output.withUnsafeBytes { writeFragmented(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
     }
 
-    /// The resolver a datagram or TCP flow to `destination` goes to instead, when `--dns` is set and
-    /// it is DNS (port 53); spread over several resolvers by the application's port.
+    /// The resolver a TCP flow to `destination` goes to instead, when `--dns` is set and it is DNS
+    /// (port 53); see `DNSRedirect`.
     func dnsResolver(for destination: SocketEndpoint, from application: SocketEndpoint) -> SocketEndpoint? {
-        guard destination.port == 53, !settings.dns.isEmpty else { return nil }
-        let resolver = settings.dns[Int(application.port) % settings.dns.count]
-        return SocketEndpoint(address: resolver, port: 53)
+        guard case .resolver(let resolver) = dnsRedirect.route(flowTo: destination, from: application) else { return nil }
+        return resolver
     }
 
     /// Writes a UDP datagram toward the application, fragmented to the TUN's MTU.

@@ -35,11 +35,18 @@ public final class TunnelClient: TCPStackDelegate {
     /// Per-application routing (`sluice exec`, `sluice cgroup`): the groups and the control socket.
     var apps: AppGroups?
     var control: ControlServer?
+    /// Where DNS queries from the TUN go (`--dns`, `--dns-domain`).
+    let dnsRedirect: DNSRedirect
+    /// Split DNS's way around the tunnel (TunnelClient+Network.swift); nil without `--dns-domain`.
+    var directDNS: DirectDNSPath?
+    /// Watches the path to the relay (TunnelClient+Network.swift).
+    var network: NetworkWatch?
 
     /// Cleans up after a crashed `up` of the same tunnel, opens the TUN and installs addresses,
     /// routes, rules, firewall and resolver (`HostSetup`). On failure nothing stays installed.
     public init(settings: ClientSettings) throws {
         self.settings = settings
+        dnsRedirect = DNSRedirect(resolvers: settings.dns, domains: settings.dnsDomains)
         if sluice_checksum_self_test() == 0 {
             Log.warning("the fast checksum routine disagreed with lwIP's reference; using the reference", "client")
         }
@@ -65,6 +72,7 @@ public final class TunnelClient: TCPStackDelegate {
         stack.delegate = self
         pool = CarrierPool(settings: settings, loop: loop)
         udp = UDPForwarder(client: self)
+        setUpNetworkPaths()
     }
 
     /// Runs until SIGINT, SIGTERM or SIGHUP, then removes everything it installed.
@@ -89,12 +97,14 @@ public final class TunnelClient: TCPStackDelegate {
         if settings.routeAll { routed.insert("all (--route-all)", at: 0) }
         let guards = (settings.killSwitch ? "; kill switch on" : "") + (settings.blockIPv6 ? "; IPv6 blocked" : "")
         Log.info("tunnel \(tun.name) up: \(settings.addresses.map(\.description).joined(separator: ", ")); routes \(routed.joined(separator: ", ")); relay \(settings.relay)\(guards)", "client")
+        startNetworkWatch()
         pool.start()
         loop.run()
         shutdown()
     }
 
     private func shutdown() {
+        stopNetworkPaths()
         udp.closeAll()
         pool.stop()
         stack.flushOutput()

@@ -9,8 +9,9 @@ import SluiceWire
 /// application sends from it goes out of one relay-side socket, and whatever reaches that socket comes
 /// back with its real source (endpoint-independent mapping, "full cone"). Mappings expire after
 /// `udpTimeout` idle; at `maxUDPMappings` the one idle longest is closed first. With `--dns`, datagrams
-/// to port 53 go to the configured resolvers instead, and the answers come back from the address the
-/// application asked.
+/// to port 53 go to the configured resolvers instead (`DNSRedirect`), and the answers come back from
+/// the address the application asked; split DNS sends the queries it leaves to the host's resolver
+/// around the tunnel (`DirectDNSPath`) when the host routes that resolver so.
 final class UDPForwarder {
     struct Counters {
         var datagramsOut = 0
@@ -35,14 +36,20 @@ final class UDPForwarder {
         let application = summary.source
         var destination = summary.destination
         var askedFor: SocketEndpoint?
-        if let resolver = client.dnsResolver(for: destination, from: application) {
+        let payload = UnsafeRawBufferPointer(rebasing: packet[summary.payloadRange])
+        switch client.dnsRedirect.route(datagram: payload, to: destination, from: application) {
+        case .resolver(let resolver):
             askedFor = destination
             destination = resolver
+        case .asSent:
+            if let sent = client.sendAroundTunnel(payload, from: application, to: destination) {
+                if sent { counters.datagramsOut += 1 } else { counters.dropped += 1 }
+                return
+            }
         }
         let mapping = mappings[application] ?? newMapping(for: application)
         noteActivity(mapping)
         if let askedFor { mapping.answersFrom[destination] = askedFor }
-        let payload = UnsafeRawBufferPointer(rebasing: packet[summary.payloadRange])
         if mapping.send(payload, to: destination) {
             counters.datagramsOut += 1
         } else {

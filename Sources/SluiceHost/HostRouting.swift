@@ -161,27 +161,30 @@ public final class HostRouting {
         return plan
     }
 
-    /// The changes that send every DNS query of the host (UDP and TCP to port 53, to any address)
-    /// into the TUN, where `--dns` hands it to the configured resolvers: default routes through the
-    /// TUN in `dnsTable`, and per family the rules, in order,
-    /// `fwmark M lookup main` (carrier sockets never enter the tunnel),
-    /// `ipproto udp dport 53 lookup dnsTable` and `ipproto tcp dport 53 lookup dnsTable`,
-    /// just ahead of `rulePriority`. Loopback resolvers (127.0.0.53) stay local: the kernel's
-    /// local table is looked up before any of these.
+    /// The changes that send the host's DNS queries (UDP and TCP to port 53, to any address) into the
+    /// TUN, where `--dns` hands them to the configured resolvers: default routes through the TUN in
+    /// `dnsTable`, and per family the rules, in order, `fwmark M lookup main` (carrier sockets never
+    /// enter the tunnel; left out with `markRule: false` when `--route-all` has it already),
+    /// `ipproto udp dport 53 lookup dnsTable` and (unless `tcp` is false) `ipproto tcp dport 53
+    /// lookup dnsTable`, just ahead of `rulePriority`. Loopback resolvers (127.0.0.53) stay local:
+    /// the kernel's local table is looked up before any of these.
+    ///
+    /// Split DNS over the resolver file captures UDP only, at P-2 (before `--route-all`'s
+    /// `suppress_prefixlength` rule, so a resolver on the local network is captured too).
     public static func dnsCapturePlan(
-        interface: String, dnsTable: UInt32, fwmark: UInt32 = defaultFwmark, rulePriority: UInt32 = defaultRulePriority
+        interface: String, dnsTable: UInt32, fwmark: UInt32 = defaultFwmark, rulePriority: UInt32 = defaultRulePriority,
+        tcp: Bool = true, markRule: Bool = true
     ) -> [HostChange] {
         var plan: [HostChange] = []
         for family in [PolicyRule.Family.ipv4, .ipv6] {
             let any = IPPrefix(family == .ipv4 ? "0.0.0.0/0" : "::/0")!
             plan.append(.route(Route(any, dev: interface, table: dnsTable)))
-            plan.append(.rule(PolicyRule(family: family, priority: rulePriority - 3, table: mainTable, fwmark: fwmark)))
+            if markRule { plan.append(.rule(PolicyRule(family: family, priority: rulePriority - 3, table: mainTable, fwmark: fwmark))) }
             plan.append(.rule(PolicyRule(family: family, priority: rulePriority - 2, table: dnsTable, ipProtocol: 17, destinationPort: 53)))
-            plan.append(.rule(PolicyRule(family: family, priority: rulePriority - 1, table: dnsTable, ipProtocol: 6, destinationPort: 53)))
+            if tcp { plan.append(.rule(PolicyRule(family: family, priority: rulePriority - 1, table: dnsTable, ipProtocol: 6, destinationPort: 53))) }
         }
         return plan
     }
-
 
     /// Applies one change; `nil` when there was nothing to do (so nothing to undo).
     private func apply(_ change: HostChange) throws(HostError) -> HostStep? {

@@ -39,6 +39,15 @@ public struct ResolverChange: Hashable, Sendable, CustomStringConvertible {
         return text
     }
 
+    /// The `nameserver` addresses the resolver file at `path` names now; empty when it cannot be read.
+    public static func nameservers(inFileAt path: String = defaultPath) -> [IPAddress] {
+        guard let bytes = try? FileIO.read(path) else { return [] }
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { line in
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            return words.count >= 2 && words[0] == "nameserver" ? IPAddress(String(words[1])) : nil
+        }
+    }
+
     public var description: String {
         "point \(path) at \(nameservers.prefix(Self.maxNameservers).map(\.description).joined(separator: ", "))"
     }

@@ -78,6 +78,8 @@ enum Commands {
             mtu: config.mtu, carriers: config.carriers, fwmark: config.fwmark, table: config.table)
         var clientSettings = settings
         clientSettings.dns = config.dns
+        clientSettings.dnsDomains = config.dnsDomains
+        clientSettings.resolver = config.resolver
         clientSettings.udpTimeoutMilliseconds = milliseconds(config.udpTimeout)
         clientSettings.maxUDPMappings = config.maxUDPMappings
         clientSettings.routeAll = config.routeAll
