@@ -44,6 +44,7 @@ def pytest_configure(config):
     signal.signal(signal.SIGTERM, _terminate)
     config.addinivalue_line("markers", "sluice: needs the sluice binary (skipped in kernel mode)")
     config.addinivalue_line("markers", "e2e_timeout(seconds): limit for this test's body")
+    config.addinivalue_line("markers", "layout(name): the `topology` fixture's layout (netns.Topology), default direct")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -177,8 +178,10 @@ def runner(request, workdir):
 
 @pytest.fixture
 def topology(request, mode, runner):
-    """Fresh client/relay/server namespaces (relay not forwarding in sluice mode)."""
-    topo = netns.Topology(mode=mode, tag="e2e")
+    """Fresh client/relay/server namespaces (relay not forwarding in sluice mode), in the layout a
+    `layout(...)` mark names."""
+    marker = request.node.get_closest_marker("layout")
+    topo = netns.Topology(mode=mode, tag="e2e", layout=marker.args[0] if marker else "direct")
 
     def finish() -> None:
         runner.close()  # stop our processes gracefully first (idempotent; the runner fixture repeats it)

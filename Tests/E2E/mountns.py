@@ -54,6 +54,10 @@ class NamespaceJail:
         return subprocess.run(self.argv(argv), capture_output=True, text=True, input=input,
                               timeout=self.run_timeout if timeout is None else timeout, env=h.clean_env())
 
+    def resolv(self) -> str:
+        """/etc/resolv.conf as the jail sees it."""
+        return self.run(["cat", "/etc/resolv.conf"]).stdout
+
     def state_files(self) -> list[str]:
         """What is in the jail's own /run/sluice."""
         return self.run(["sh", "-c", "ls -A /run/sluice 2>/dev/null || true"]).stdout.split()
@@ -90,7 +94,4 @@ class MountJail(NamespaceJail):
         if inside != "/etc/resolv.conf" or self.resolv() != resolv_text:
             self.close()
             raise RuntimeError("mount jail: /etc/resolv.conf is not the bind-mounted copy inside")
-
-    def resolv(self) -> str:
-        return self.run(["cat", "/etc/resolv.conf"]).stdout
 
