@@ -36,7 +36,7 @@ STATIC_CXX_DIR := $(CURDIR)/.build/static-libstdc++
 RELEASE_FLAGS := --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
                  -Xlinker -L$(STATIC_CXX_DIR)
 # Libraries the release binary must not load at start: each costs resident memory in every process.
-UNWANTED_LIBS := Foundation|ICU|libswiftCore|libstdc\+\+|libnftables
+UNWANTED_LIBS := Foundation|ICU|libswiftCore|libstdc\+\+|libnftables|libsystemd
 
 .PHONY: all build deps unit test e2e e2e-kernel demo bench bench-quick microbench clean
 

@@ -19,6 +19,11 @@ packages=(
     # and dnsmasq as the DNS server. dnsmasq-base is the binary alone: the "dnsmasq" package would
     # also start a system-wide service on port 53.
     bind9-dnsutils iputils-ping dnsmasq-base
+    # systemd-resolved tests (Tests/E2E/resolvedns.py): a system bus, and the private library the
+    # resolved daemon links. The daemon itself (systemd-resolved, libnss-resolve) is never installed:
+    # the tests fetch it with `apt-get download` and unpack it under .build/. libsystemd0 is what
+    # `sluice up` opens (dlopen) to talk to resolved.
+    dbus-daemon libsystemd-shared libsystemd0
     # The pytest suite and the independent X25519 check of `sluice pubkey`.
     python3 python3-pytest python3-cryptography
     # make bench: its C load generator (Benchmarks/e2e/loadgen.c) is compiled at run time.

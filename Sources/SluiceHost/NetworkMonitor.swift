@@ -13,7 +13,8 @@ public final class NetworkMonitor {
     public static let groups = UInt32(RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE)
 
     public let fd: Int32
-    private var buffer = [UInt8](repeating: 0, count: 32 * 1024)
+    /// One datagram: the kernel sends notifications of at most a page or two.
+    private var buffer = [UInt8](repeating: 0, count: 8192)
 
     public init() throws(HostError) {
         do {

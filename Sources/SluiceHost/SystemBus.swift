@@ -1,7 +1,7 @@
 import Glibc
 
-/// A connection to the D-Bus system bus through libsystemd's sd-bus (`SystemdLibrary`, opened on
-/// first use): method calls built from `DBusCall` values, answered or failed within a timeout.
+/// A connection to the D-Bus system bus through libsystemd's sd-bus (`SystemdLibrary`, open for as
+/// long as the connection is): method calls built from `DBusCall` values, answered or failed within a timeout.
 /// The bus address is sd-bus's: `$DBUS_SYSTEM_BUS_ADDRESS`, else `/run/dbus/system_bus_socket`.
 ///
 /// Thread rule: one thread (control path); sd-bus connections are not thread-safe.
@@ -14,7 +14,7 @@ final class SystemBus {
     private let bus: SystemdLibrary.Bus
 
     init() throws(HostError) {
-        library = try SystemdLibrary.shared()
+        library = try SystemdLibrary()
         var bus: SystemdLibrary.Bus?
         let result = library.openSystem(&bus)
         guard result >= 0, let bus else {
@@ -25,7 +25,7 @@ final class SystemBus {
     }
 
     deinit {
-        _ = library.flushCloseUnref(bus)
+        _ = library.flushCloseUnref(bus)  // before `library` (and with it the code) goes
     }
 
     /// Sends `call` and waits for its answer; `read` may take values out of the reply. Throws
