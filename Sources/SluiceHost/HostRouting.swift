@@ -4,7 +4,7 @@ import SluiceWire
 
 /// A transaction over the host's network configuration: installs a list of `HostChange`s in order
 /// (link, addresses, routes and rules through rtnetlink; Sluice's nftables table through
-/// libnftables; the resolver file), remembers each step that took effect (`HostStep`), and `undo()`
+/// libnftables; the resolver file; the TUN link's DNS in systemd-resolved over D-Bus), remembers each step that took effect (`HostStep`), and `undo()`
 /// reverts exactly those, newest first.
 ///
 /// What it did not do it never reverts: a link that was already up stays up, an MTU that already
@@ -18,7 +18,7 @@ import SluiceWire
 /// that marked carrier sockets keep using the main table and never loop into the TUN.
 ///
 /// Rules, throw routes, the nftables table and the resolver change outlive the process (routes
-/// through the TUN vanish with it). A `journal` hears of every step as it is installed or undone;
+/// through the TUN, and resolved's settings of the TUN link, vanish with it). A `journal` hears of every step as it is installed or undone;
 /// `sluice up` keeps them in its state file (`HostState`), and after a crash `init(resuming:)` plus
 /// `undo()` remove exactly those.
 /// Thread rule: use from one thread (control path), like the `NetlinkSocket` it holds.

@@ -75,6 +75,20 @@ def peer_seen(cp: subprocess.CompletedProcess) -> str | None:
         return None
 
 
+def await_failure(sock: socket.socket, since: float, timeout: float) -> tuple[str, float]:
+    """Reads once from an open flow that should fail: "reset", "EOF", "hang" (nothing within `timeout`)
+    or the unexpected data; and the seconds from `since` (a time.monotonic()) until it was known."""
+    sock.settimeout(timeout)
+    try:
+        b = sock.recv(16)
+        outcome = "EOF" if not b else f"unexpected data {b!r}"
+    except ConnectionResetError:
+        outcome = "reset"
+    except socket.timeout:
+        outcome = "hang"
+    return outcome, time.monotonic() - since
+
+
 def tail(path: Path | str, lines: int = 40) -> str:
     try:
         with open(path, "rb") as f:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import harness as h
+import mountns
 import netns
 
 LAN_RESOLVER = netns.ROUTER_CLIENT_SIDE_V4
@@ -114,7 +115,9 @@ class Desk:
 
 
 def make_desk(request, runner: h.Runner, make_jail) -> Desk:
-    """The desk of the module doc; `make_jail(topo)` makes the jail. Everything goes in finalizers."""
+    """The desk of the module doc; `make_jail(topo)` makes the jail. Everything goes in finalizers,
+    which also check that this machine's own /etc/resolv.conf never changed."""
+    host_resolv = mountns.host_resolv_fingerprint()
     topo = netns.Topology(mode="sluice", tag="e2e", layout="router")
     jails = []
 
@@ -123,6 +126,7 @@ def make_desk(request, runner: h.Runner, make_jail) -> Desk:
         for jail in jails:
             jail.close()
         topo.destroy()
+        assert mountns.host_resolv_fingerprint() == host_resolv, "this machine's /etc/resolv.conf changed"
 
     request.addfinalizer(finish)
     topo.create()

@@ -2,7 +2,6 @@
 
 import hashlib
 import signal
-import socket
 import struct
 import time
 
@@ -47,15 +46,7 @@ def test_relay_restart(make_tunnel):
         t.relay.signal(signal.SIGKILL)
         t_kill = time.monotonic()
         t.relay.popen.wait(5)
-        flow.settimeout(10)
-        try:
-            b = flow.recv(16)
-            outcome = "EOF" if not b else f"unexpected data {b!r}"
-        except ConnectionResetError:
-            outcome = "reset"
-        except socket.timeout:
-            outcome = "hang"
-        failed_after = time.monotonic() - t_kill
+        outcome, failed_after = h.await_failure(flow, t_kill, timeout=10)
     finally:
         flow.close()
     assert outcome in ("EOF", "reset"), f"the open flow did not fail when the relay died: {outcome}"
