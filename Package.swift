@@ -24,41 +24,46 @@ let package = Package(
         .target(name: "CSluiceShims"),
 
         .target(name: "SluiceLog"),
-        // errno text, the EINTR/EAGAIN syscall wrapper, the monotonic clock: shared by every module that makes syscalls.
+        // errno text, the one EINTR/EAGAIN syscall wrapper and would-block result, the monotonic clock.
         .target(name: "SluiceSystem"),
+        // Non-blocking sockets and byte queues: what the carrier, the relay, the records and the engine all move bytes with.
+        .target(name: "SluiceIO", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceWire"], swiftSettings: hotPath),
         .target(name: "SluiceWire", swiftSettings: hotPath),
         // JSON (config files, the state record) and base64 (keys) without Foundation: see Sources/SluiceJSON/JSONValue.swift.
         .target(name: "SluiceJSON"),
         .target(name: "SluiceBase64"),
-        .target(name: "SluiceCrypto", dependencies: ["CSodium", "CSluiceAEAD", "SluiceBase64"], swiftSettings: hotPath),
+        .target(name: "SluiceCrypto", dependencies: ["CSodium", "CSluiceAEAD", "SluiceBase64", "SluiceIO"], swiftSettings: hotPath),
         .target(name: "SluiceMux", dependencies: ["SluiceWire"], swiftSettings: hotPath),
         .target(name: "SluiceLoop", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceHost", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceLog"]),
         .target(name: "SluiceConfig", dependencies: ["SluiceWire", "SluiceJSON", "SluiceBase64"]),
         .target(name: "SluiceStack", dependencies: ["CLwIP", "SluiceWire", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
-        .target(name: "SluiceCarrier", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceLog"], swiftSettings: hotPath),
-        .target(name: "SluiceClient", dependencies: ["SluiceSystem", "SluiceWire", "SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceHost", "SluiceConfig", "SluiceLog"], swiftSettings: hotPath),
-        .target(name: "SluiceRelay", dependencies: ["SluiceSystem", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceConfig", "SluiceLog"], swiftSettings: hotPath),
+        .target(name: "SluiceCarrier", dependencies: ["SluiceSystem", "SluiceIO", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceLog"], swiftSettings: hotPath),
+        .target(name: "SluiceClient", dependencies: ["SluiceSystem", "SluiceIO", "SluiceWire", "SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceHost", "SluiceConfig", "SluiceLog"], swiftSettings: hotPath),
+        .target(name: "SluiceRelay", dependencies: ["SluiceSystem", "SluiceIO", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceConfig", "SluiceLog"], swiftSettings: hotPath),
         .executableTarget(
             name: "sluice", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceClient", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceLog"],
             // Exported so that liblwip.so's calls resolve to Sluice's faster checksum (CSluiceShims/checksum.c).
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 
         .executableTarget(
-            name: "MicroBench", dependencies: ["CSluiceShims", "SluiceWire", "SluiceCrypto", "SluiceMux", "SluiceStack"], path: "Benchmarks/MicroBench",
+            name: "MicroBench", dependencies: ["CSluiceShims", "SluiceIO", "SluiceWire", "SluiceCrypto", "SluiceMux", "SluiceStack"], path: "Benchmarks/MicroBench",
             // As for sluice: lwIP's checksum resolves to CSluiceShims/checksum.c, so the lwip suite measures what sluice runs.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 
-        .testTarget(name: "SluiceWireTests", dependencies: ["SluiceWire"]),
+        // What several test targets share: generators, in-memory carriers and session pairs.
+        .target(name: "SluiceTestSupport", path: "Tests/SluiceTestSupport"),
+        .testTarget(name: "SluiceWireTests", dependencies: ["SluiceWire", "SluiceTestSupport"]),
+        .testTarget(name: "SluiceIOTests", dependencies: ["SluiceIO", "SluiceTestSupport"]),
         .testTarget(name: "SluiceJSONTests", dependencies: ["SluiceJSON"]),
         .testTarget(name: "SluiceBase64Tests", dependencies: ["SluiceBase64"]),
-        .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "CSodium", "CSluiceAEAD"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "SluiceIO", "SluiceTestSupport", "CSodium", "CSluiceAEAD"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceCrypto"]),
-        .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost"]),
+        .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost", "SluiceSystem"]),
         .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig"]),
         .testTarget(name: "SluiceClientTests", dependencies: ["SluiceClient", "SluiceWire", "CSluiceShims"]),
         .testTarget(name: "SluiceLoopTests", dependencies: ["SluiceLoop"]),
-        .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceLoop"]),
+        .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceLoop", "SluiceTestSupport"]),
         .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Glibc
 import SluiceCrypto
+import SluiceIO
 import SluiceLog
 import SluiceLoop
 import SluiceSystem

@@ -2,6 +2,7 @@ import Glibc
 import SluiceCarrier
 import SluiceCrypto
 import SluiceHost
+import SluiceIO
 import SluiceLog
 import SluiceLoop
 import SluiceSystem

@@ -1,5 +1,6 @@
 import SluiceCarrier
 import SluiceCrypto
+import SluiceIO
 import SluiceLog
 import SluiceMux
 import SluiceStack

@@ -29,7 +29,7 @@ enum TunOffload {
     /// A coalescer writing whole buffers (vnet header + packet) to `tun`, whose MTU is `mtu`.
     static func coalescer(for tun: TunDevice, mtu: Int) -> SegmentCoalescer {
         SegmentCoalescer(mtu: mtu) { bytes in
-            if case .transferred = (try? tun.write(bytes)) ?? .wouldBlock { return true }
+            if case .done = (try? tun.write(bytes)) ?? .wouldBlock { return true }
             return false
         }
     }

@@ -111,7 +111,7 @@ extension TunnelClient {
             coalescer.emit(packet)
             return
         }
-        if case .transferred = (try? tun.write(packet)) ?? .wouldBlock { return }
+        if case .done = (try? tun.write(packet)) ?? .wouldBlock { return }
         counters.writeFailures += 1
     }
 }

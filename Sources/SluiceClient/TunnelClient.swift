@@ -120,7 +120,7 @@ public final class TunnelClient: TCPStackDelegate {
             let n: Int
             do {
                 let result = try packet.withUnsafeMutableBytes { try tun.read(into: $0) }
-                guard case .transferred(let count) = result else { return }
+                guard case .done(let count) = result else { return }
                 n = count
             } catch {
                 Log.warning("TUN read: \(error)", "client")

@@ -1,5 +1,6 @@
 import Glibc
 import SluiceCarrier
+import SluiceIO
 import SluiceLog
 import SluiceLoop
 import SluiceMux

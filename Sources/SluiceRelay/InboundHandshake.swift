@@ -1,6 +1,7 @@
 import Glibc
 import SluiceCarrier
 import SluiceCrypto
+import SluiceIO
 import SluiceLog
 import SluiceLoop
 import SluiceSystem

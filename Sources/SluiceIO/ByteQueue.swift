@@ -17,8 +17,12 @@ public final class ByteQueue {
     private var readIndex = 0
     private var writeIndex = 0
 
+    /// Two of the largest carrier records (65,537 bytes each, docs/protocol.md §2): what a record
+    /// queue holds at least, so the default never grows for one record in flight.
+    public static let defaultCapacity = 2 * 65_537
+
     /// An empty queue with room for `capacity` bytes before it first grows.
-    public init(capacity: Int = 2 * RecordFormat.maxRecordLength) {
+    public init(capacity: Int = ByteQueue.defaultCapacity) {
         self.capacity = max(capacity, 64)
         storage = .allocate(byteCount: self.capacity, alignment: 16)
     }
@@ -40,7 +44,7 @@ public final class ByteQueue {
 
     /// The unread bytes, writable: lets the opener decrypt in place.
     @inline(__always)
-    var mutableReadableBytes: UnsafeMutableRawBufferPointer {
+    public var mutableReadableBytes: UnsafeMutableRawBufferPointer {
         UnsafeMutableRawBufferPointer(start: storage + readIndex, count: count)
     }
 

@@ -1,6 +1,5 @@
 import CSluiceShims
 import Glibc
-import SluiceLoop
 import SluiceSystem
 import SluiceWire
 

@@ -1,11 +1,12 @@
+import SluiceTestSupport
 import XCTest
-@testable import SluiceCrypto
+@testable import SluiceIO
 
 final class ByteQueueTests: XCTestCase {
     func testFIFOOrderSurvivesCompactionAndGrowth() {
         let queue = ByteQueue(capacity: 64)
         var model: [UInt8] = []
-        var rng = SplitMix64(state: 5)
+        var rng = SplitMix64(seed: 5)
         var next: UInt8 = 0
         for _ in 0..<2000 {
             let add = Int.random(in: 0...100, using: &rng)
