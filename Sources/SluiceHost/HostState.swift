@@ -11,7 +11,7 @@ import SluiceLog
 ///
 /// `/run` is a tmpfs: after a reboot the record is gone, and so is everything it could describe.
 public struct HostState: Codable, Equatable, Sendable {
-    public static let directory = "/run/sluice"
+    public static let directory = RuntimeDirectory.path
     public static let currentVersion = 1
 
     public var version: Int

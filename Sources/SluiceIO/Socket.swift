@@ -48,6 +48,18 @@ public struct Socket: Sendable {
         try syscallRetrying("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// The address and port the socket is bound to (`getsockname`): a listener's port when it was
+    /// bound to port 0.
+    public func localEndpoint() throws(SystemError) -> SocketEndpoint {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let r = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard r == 0, let endpoint = SocketEndpoint(storage: storage) else { throw SystemError("getsockname") }
+        return endpoint
+    }
+
     /// Half-closes the sending direction (FIN).
     public func shutdownWrite() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
 
