@@ -44,8 +44,8 @@ let package = Package(
         // Control sockets of running tunnels and relays: `sluice status`, `exec`, `cgroup`.
         .target(name: "SluiceControl", dependencies: ["SluiceSystem", "SluiceLoop", "SluiceLog"]),
         .target(name: "SluiceConfig", dependencies: ["SluiceWire", "SluiceJSON", "SluiceBase64"]),
-        .target(name: "SluiceStack", dependencies: ["CLwIP", "SluiceWire", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
-        .target(name: "SluiceCarrier", dependencies: ["SluiceSystem", "SluiceIO", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceLog"], swiftSettings: hotPath),
+        .target(name: "SluiceStack", dependencies: ["CLwIP", "SluiceWire", "SluiceLog"], swiftSettings: hotPath),
+        .target(name: "SluiceCarrier", dependencies: ["SluiceSystem", "SluiceIO", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
         // The client engine: lwIP, UDP mappings, flows bridged to carrier streams, reconnects; driven by a PacketFlow.
         // No Linux host code (TUN, netlink, signals, files, cgroups) in its dependencies.
         .target(name: "SluiceTunnel", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceIO", "SluiceWire", "SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
@@ -65,7 +65,7 @@ let package = Package(
                           path: "Examples/EmbeddedTunnel"),
 
         .executableTarget(
-            name: "MicroBench", dependencies: ["CSluiceShims", "SluiceIO", "SluiceWire", "SluiceCrypto", "SluiceMux", "SluiceStack"], path: "Benchmarks/MicroBench",
+            name: "MicroBench", dependencies: ["CSluiceShims", "SluiceIO", "SluiceWire", "SluiceCrypto", "SluiceMux", "SluiceStack", "CSodium"], path: "Benchmarks/MicroBench",
             // As for sluice: lwIP's checksum resolves to CSluiceShims/checksum.c, so the lwip suite measures what sluice runs.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 
@@ -76,14 +76,14 @@ let package = Package(
         .testTarget(name: "SluiceJSONTests", dependencies: ["SluiceJSON"]),
         .testTarget(name: "SluiceBase64Tests", dependencies: ["SluiceBase64"]),
         .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "SluiceIO", "SluiceTestSupport", "CSodium", "CSluiceAEAD"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceCrypto"]),
-        .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost", "CSluiceHostShims", "SluiceSystem"]),
-        .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig"]),
+        .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceWire"]),
+        .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost", "CSluiceHostShims", "SluiceSystem", "SluiceWire"]),
+        .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig", "SluiceWire"]),
         .testTarget(name: "SluiceTunnelTests", dependencies: ["SluiceTunnel", "SluiceRelay", "SluiceCrypto", "SluiceIO", "SluiceLoop", "SluiceMux", "SluiceSystem", "SluiceWire", "SluiceTestSupport", "CSluiceShims", "CSodium"]),
         .testTarget(name: "SluiceControlTests", dependencies: ["SluiceControl"]),
         .testTarget(name: "SluiceBenchTests", dependencies: ["SluiceBench", "SluiceWire"]),
         .testTarget(name: "SluiceLoopTests", dependencies: ["SluiceLoop"]),
-        .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceLoop", "SluiceTestSupport"]),
+        .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceTestSupport"]),
         .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop"]),
     ]
 )

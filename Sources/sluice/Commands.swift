@@ -4,7 +4,6 @@ import SluiceControl
 import SluiceCrypto
 import SluiceHost
 import SluiceLog
-import SluiceLoop
 import SluiceSystem
 import SluiceRelay
 import SluiceTunnel
