@@ -26,6 +26,8 @@ packages=(
     dbus-daemon libsystemd-shared libsystemd0
     # The pytest suite and the independent X25519 check of `sluice pubkey`.
     python3 python3-pytest python3-cryptography
+    # systemd-analyze, which checks the units in contrib/systemd (no service is started).
+    systemd
     # make bench: its C load generator (Benchmarks/e2e/loadgen.c) is compiled at run time.
     gcc libc6-dev
     make

@@ -1,5 +1,6 @@
 import Glibc
 import SluiceCrypto
+import SluiceIO
 import SluiceLog
 import SluiceLoop
 import SluiceSystem
@@ -48,6 +49,11 @@ public final class Carrier: MuxSessionDelegate {
     private var flushScheduled = false
     private var writable = true
     public private(set) var isClosed = false
+    /// Bytes on the socket (encrypted records) and records, each way, for statistics.
+    public private(set) var bytesSent = 0
+    public private(set) var bytesReceived = 0
+    public private(set) var recordsSent = 0
+    public private(set) var recordsReceived = 0
     /// Called once when the carrier ends, after every stream was reset.
     public var onClose: ((Carrier, CarrierEnd) -> Void)?
 
@@ -108,7 +114,8 @@ public final class Carrier: MuxSessionDelegate {
             case .done(let n) where n < 0:
                 close(.ioError(SystemError("read from carrier")))
                 return
-            case .done:
+            case .done(let n):
+                bytesReceived += n
                 lastReceive = loop.now
                 deliverRecords()
                 onRecordsDelivered?()
@@ -127,6 +134,7 @@ public final class Carrier: MuxSessionDelegate {
                 return
             }
             guard let record else { return }
+            recordsReceived += 1
             do {
                 try session.receive(record: record)
             } catch {
@@ -155,6 +163,7 @@ public final class Carrier: MuxSessionDelegate {
     public func session(_ session: MuxSession, sealRecord plaintext: UnsafeRawBufferPointer) {
         do {
             try sealer.seal(plaintext, into: outbound)
+            recordsSent += 1
         } catch {
             loop.afterTurn { self.close(.recordError("\(error)")) }
         }
@@ -181,7 +190,9 @@ public final class Carrier: MuxSessionDelegate {
         while writable && !outbound.isEmpty {
             do {
                 switch try socket.write(outbound.readableBytes) {
-                case .done(let n): outbound.consume(n)
+                case .done(let n):
+                    outbound.consume(n)
+                    bytesSent += n
                 case .wouldBlock: writable = false
                 }
             } catch {

@@ -32,6 +32,8 @@ extension CommandSpec {
             .maxUDPMappings(perClient: true),
             FlagSpec("no-bench", kind: .switch,
                      help: "refuse streams to the built-in bench endpoints that `sluice bench` measures with"),
+            FlagSpec("control", "PATH", kind: .path,
+                     help: "control socket for `sluice status` (default: /run/sluice/relay-PORT.sock, skipped when it cannot be made)"),
             .logLevel,
             .config,
             .help,

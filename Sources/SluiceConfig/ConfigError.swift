@@ -60,11 +60,13 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     case dnsInsideExclude(SettingOrigin, value: String, exclude: SettingOrigin, prefix: String)
     /// A setting that only means something together with `needs` (`--route-local` without `--route-all`).
     case needsCompanion(SettingOrigin, needs: String)
+    /// Two settings that exclude each other (`--json` with `--watch`).
+    case conflicting(SettingOrigin, SettingOrigin)
 
     public var description: String {
         switch self {
         case .missingCommand:
-            return "sluice needs a command (keygen, pubkey, relay, up or down); run `sluice --help` for the list."
+            return "sluice needs a command (keygen, pubkey, relay, up, down, status…); run `sluice --help` for the list."
         case .unknownCommand(let name, let suggestion):
             return "sluice has no command \"\(name)\"" + ending(suggestion.map { "\"\($0)\"" }, otherwise: "run `sluice --help` for the list")
         case .unknownFlag(let flag, let command, let suggestion):
@@ -122,6 +124,8 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(origin) \(shown(value, origin)) lies inside \(exclude) \(prefix), so DNS would leave outside the tunnel; pick a resolver outside the excluded prefixes."
         case .needsCompanion(let origin, let needs):
             return "\(origin) only applies together with \(needs); add \(needs) or leave it out."
+        case .conflicting(let first, let second):
+            return "\(first) and \(second) cannot be given together; choose one."
         }
     }
 

@@ -17,6 +17,6 @@ extension RelayConfig {
         let maxUDPMappings = try settings.integer("max-udp-mappings", default: UDPDefaults.maxMappings, range: UDPDefaults.maxMappingsRange)
         self.init(listen: listen, privateKey: privateKey, allowedClients: clients, psk: psk, maxStreams: maxStreams,
                   handshakeTimeout: timeout, udpTimeout: udpTimeout, maxUDPMappings: maxUDPMappings,
-                  benchEnabled: settings.switchOn("no-bench") == nil, logLevel: try settings.logLevel(), warnings: warnings)
+                  benchEnabled: settings.switchOn("no-bench") == nil, controlPath: settings.value("control")?.text, logLevel: try settings.logLevel(), warnings: warnings)
     }
 }

@@ -29,6 +29,8 @@ public struct RelayConfig: Sendable, Equatable {
     /// Whether clients may reach the built-in bench endpoints (`bench.sluice.invalid`); off with
     /// `--no-bench`.
     public let benchEnabled: Bool
+    /// The control socket's path (`--control`), or nil for the default.
+    public let controlPath: String?
     /// Canonical `--log-level` name; `SluiceLog.LogLevel(name:)` accepts it.
     public let logLevel: String
     /// Conditions worth a log line; the CLI logs them.
@@ -38,7 +40,7 @@ public struct RelayConfig: Sendable, Equatable {
                 maxStreams: Int = RelayConfig.defaultMaxStreams,
                 handshakeTimeout: Duration = .milliseconds(Int64(RelayConfig.defaultHandshakeTimeoutSeconds * 1000)),
                 udpTimeout: Duration = .seconds(UDPDefaults.timeoutSeconds), maxUDPMappings: Int = UDPDefaults.maxMappings,
-                benchEnabled: Bool = true, logLevel: String = "info", warnings: [ConfigWarning] = []) {
+                benchEnabled: Bool = true, controlPath: String? = nil, logLevel: String = "info", warnings: [ConfigWarning] = []) {
         precondition(KeyText.allHaveKeyLength([privateKey, psk] + allowedClients), "keys are 32 bytes")
         self.listen = listen
         self.privateKey = privateKey
@@ -49,6 +51,7 @@ public struct RelayConfig: Sendable, Equatable {
         self.udpTimeout = udpTimeout
         self.maxUDPMappings = maxUDPMappings
         self.benchEnabled = benchEnabled
+        self.controlPath = controlPath
         self.logLevel = logLevel
         self.warnings = warnings
     }

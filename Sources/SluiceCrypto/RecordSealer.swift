@@ -1,4 +1,5 @@
 import CSluiceAEAD
+import SluiceIO
 
 /// Writes one direction's records (docs/protocol.md §2; the layout is explained on `RecordFormat`).
 ///

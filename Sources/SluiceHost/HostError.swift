@@ -1,4 +1,5 @@
 import Glibc
+import SluiceSystem
 
 /// Everything that can go wrong while Sluice configures the host: the TUN device, rtnetlink
 /// (links, addresses, routes, rules) and socket marks. Each case carries what a person needs to act,
@@ -81,29 +82,29 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidInterfaceName(let name, let reason):
             return "invalid interface name \"\(name)\": \(reason)"
         case .tunOpen(let device, let e):
-            return "open(/dev/net/tun) for device \(device): \(Errno.describe(e))" + hint(tunOpen: e)
+            return "open(/dev/net/tun) for device \(device): \(SystemError.describe(e))" + hint(tunOpen: e)
         case .tunAttach(let device, let e):
-            return "create TUN device \(device) (TUNSETIFF): \(Errno.describe(e))" + hint(tunAttach: e, device: device)
+            return "create TUN device \(device) (TUNSETIFF): \(SystemError.describe(e))" + hint(tunAttach: e, device: device)
         case .tunExists(let device):
-            return "create TUN device \(device) (TUNSETIFF, exclusive): \(Errno.describe(EBUSY)) — device \(device) exists already;"
+            return "create TUN device \(device) (TUNSETIFF, exclusive): \(SystemError.describe(EBUSY)) — device \(device) exists already;"
                 + " if it was left behind, remove it with `ip link delete \(device)`"
         case .tunControl(let device, let operation, let e):
-            return "\(operation) on TUN device \(device): \(Errno.describe(e))" + Self.privilegeHint(e)
+            return "\(operation) on TUN device \(device): \(SystemError.describe(e))" + Self.privilegeHint(e)
         case .tunIO(let device, let operation, let e):
-            return "\(operation) on TUN device \(device): \(Errno.describe(e))"
+            return "\(operation) on TUN device \(device): \(SystemError.describe(e))"
                 + (e == EIO ? " — the device is down or was deleted" : "")
         case .noSuchInterface(let name):
             return "no network interface named \(name) — check the name with `ip link`"
         case .netlinkSocket(let operation, let e):
-            return "\(operation) (NETLINK_ROUTE socket): \(Errno.describe(e))" + Self.privilegeHint(e)
+            return "\(operation) (NETLINK_ROUTE socket): \(SystemError.describe(e))" + Self.privilegeHint(e)
         case .netlinkRequest(let operation, let e, let kernelMessage):
             let kernel = kernelMessage.map { " — the kernel says: \($0)" } ?? ""
-            return "\(operation): \(Errno.describe(e))\(kernel)" + Self.privilegeHint(e)
+            return "\(operation): \(SystemError.describe(e))\(kernel)" + Self.privilegeHint(e)
         case .netlinkReply(let operation, let problem):
             return "\(operation): \(problem)"
         case .socketMark(let fd, let mark, let e):
             let call = mark.map { "setsockopt(SO_MARK=0x\(String($0, radix: 16)))" } ?? "getsockopt(SO_MARK)"
-            return "\(call) on fd \(fd): \(Errno.describe(e))" + Self.privilegeHint(e)
+            return "\(call) on fd \(fd): \(SystemError.describe(e))" + Self.privilegeHint(e)
         case .nftables(let operation, let message):
             let lower = message.lowercased()
             let hint = lower.contains("not permitted") ? " — run as root or grant CAP_NET_ADMIN"
@@ -113,7 +114,7 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
                 ? " — this kernel may lack nftables (nf_tables, nft_reject_inet, nft_counter); try `modprobe nf_tables`" : ""
             return "\(operation) (nftables): \(message)" + hint
         case .resolver(let operation, let path, let e):
-            return "\(operation) \(path): \(Errno.describe(e))" + (e == EROFS ? " — the file system is read-only" : Self.privilegeHint(e))
+            return "\(operation) \(path): \(SystemError.describe(e))" + (e == EROFS ? " — the file system is read-only" : Self.privilegeHint(e))
         case .resolverChangedMeanwhile(let path, let backup):
             return "\(path) was changed by something else while the tunnel was up, so Sluice leaves it as it is; the original is in \(backup)"
         case .stateFile(let path, let problem):
@@ -125,7 +126,7 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
         case .relayUnreachable(let relay, let detail):
             return "--route-all: the relay \(relay) has no route outside the tunnel (\(detail)); the host's own routes must reach the relay"
         case .cgroup(let operation, let path, let e):
-            return "cgroup: \(operation) \(path): \(Errno.describe(e))" + Self.privilegeHint(e)
+            return "cgroup: \(operation) \(path): \(SystemError.describe(e))" + Self.privilegeHint(e)
         case .noCGroup2:
             return "no cgroup v2 file system is mounted (none in /proc/self/mountinfo); per-application routing needs cgroup v2 — mount it with `mount -t cgroup2 none /sys/fs/cgroup`"
         case .dbus(let operation, let name, let message):

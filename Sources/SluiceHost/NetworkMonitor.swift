@@ -1,4 +1,4 @@
-import CSluiceShims
+import CSluiceHostShims
 import Glibc
 import SluiceSystem
 
@@ -18,7 +18,7 @@ public final class NetworkMonitor {
 
     public init() throws(HostError) {
         do {
-            fd = try syscall { socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), NETLINK_ROUTE) }
+            fd = try syscall("socket(NETLINK_ROUTE)") { socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), NETLINK_ROUTE) }
         } catch {
             throw .netlinkSocket(operation: "socket(AF_NETLINK) for the network monitor", errno: error.code)
         }

@@ -1,4 +1,5 @@
 import Glibc
+import SluiceSystem
 import SluiceWire
 
 /// Points the host's resolver configuration (`/etc/resolv.conf`) at Sluice's resolvers while the
@@ -150,7 +151,7 @@ enum FileIO {
         while true {
             let n: Int
             do {
-                n = try syscall { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+                n = try syscall("read") { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
             } catch {
                 throw .resolver(operation: "read", path: path, errno: error.code)
             }
@@ -168,7 +169,7 @@ enum FileIO {
         var offset = 0
         while offset < bytes.count {
             do {
-                offset += try syscall { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) } }
+                offset += try syscall("write") { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) } }
             } catch {
                 throw .resolver(operation: "write", path: path, errno: error.code)
             }

@@ -1,4 +1,5 @@
 import Glibc
+import SluiceSystem
 
 /// A connection to the D-Bus system bus through libsystemd's sd-bus (`SystemdLibrary`, open for as
 /// long as the connection is): method calls built from `DBusCall` values, answered or failed within a timeout.
@@ -19,7 +20,7 @@ final class SystemBus {
         let result = library.openSystem(&bus)
         guard result >= 0, let bus else {
             throw .dbus(operation: "connect to the system bus", name: nil,
-                        message: "\(Errno.describe(-result)) — is dbus-daemon running (\(Self.socketPath))?")
+                        message: "\(SystemError.describe(-result)) — is dbus-daemon running (\(Self.socketPath))?")
         }
         self.bus = bus
     }
@@ -48,7 +49,7 @@ final class SystemBus {
         }
         guard result >= 0, let reply else {
             let name = error.name.map { String(cString: $0) }
-            let text = error.message.map { String(cString: $0) } ?? Errno.describe(-result)
+            let text = error.message.map { String(cString: $0) } ?? SystemError.describe(-result)
             throw .dbus(operation: operation, name: name, message: text)
         }
         return try read(self, reply)
@@ -103,6 +104,6 @@ final class SystemBus {
 
     /// sd-bus functions return a negative errno on failure.
     private func check(_ result: Int32, _ operation: String) throws(HostError) {
-        guard result >= 0 else { throw .dbus(operation: operation, name: nil, message: Errno.describe(-result)) }
+        guard result >= 0 else { throw .dbus(operation: operation, name: nil, message: SystemError.describe(-result)) }
     }
 }

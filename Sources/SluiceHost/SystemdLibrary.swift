@@ -1,4 +1,4 @@
-import CSluiceShims
+import CSluiceHostShims
 import Glibc
 
 /// The part of libsystemd's sd-bus API (`libsystemd.so.0`, Debian package libsystemd0) that

@@ -15,6 +15,18 @@ public enum ResetReason: UInt8, Hashable, Sendable, CaseIterable, CustomStringCo
     /// 5: the peer broke the protocol.
     case protocolError = 5
 
+    /// The reason as a kebab-case word, for statistics keys ("timed-out").
+    public var name: String {
+        switch self {
+        case .closed: return "closed"
+        case .refused: return "refused"
+        case .unreachable: return "unreachable"
+        case .timedOut: return "timed-out"
+        case .limit: return "limit"
+        case .protocolError: return "protocol-error"
+        }
+    }
+
     /// A sentence for logs.
     public var description: String {
         switch self {

@@ -1,6 +1,7 @@
 import Glibc
 import SluiceCarrier
 import SluiceCrypto
+import SluiceIO
 import SluiceLog
 import SluiceLoop
 import SluiceSystem
@@ -174,6 +175,7 @@ final class DestinationLink: MuxStreamHandler {
     private func fail(reason: ResetReason, message: String) {
         if !connected && reason != .closed {
             Log.info("stream \(stream.id) to \(destination) refused: \(message)", "relay")
+            relay.counters.streamsRefused[reason, default: 0] += 1
         } else {
             Log.debug("stream \(stream.id) to \(destination): \(message)", "relay")
         }

@@ -1,6 +1,7 @@
 import Glibc
 import SluiceCarrier
 import SluiceCrypto
+import SluiceIO
 import SluiceLog
 import SluiceLoop
 import SluiceSystem
@@ -40,6 +41,7 @@ final class InboundHandshake {
             guard let self, !self.done else { return }
             let why = self.failure ?? "no complete handshake within \(self.relay.settings.handshakeTimeoutMilliseconds) ms (\(self.message.count) bytes received)"
             Log.info("handshake from \(self.peer) failed: \(why); closed without reply", "relay")
+            self.relay.counters.handshakesFailed += 1
             self.finish(close: true)
         }
     }
@@ -63,6 +65,7 @@ final class InboundHandshake {
             case .done(0):
                 let why = failure ?? "connection closed after \(message.count) bytes"
                 Log.info("handshake from \(peer) failed: \(why); closed without reply", "relay")
+                relay.counters.handshakesFailed += 1
                 finish(close: true)
                 return
             case .done(let n):
@@ -82,6 +85,7 @@ final class InboundHandshake {
             let written = outcome.message2.withUnsafeBytes { try? socket.write($0) }
             guard case .done(outcome.message2.count)? = written else {
                 Log.info("handshake from \(peer): could not send the response", "relay")
+                relay.counters.handshakesFailed += 1
                 finish(close: true)
                 return
             }

@@ -1,20 +1,18 @@
 import Glibc
 import SluiceCarrier
 import SluiceCrypto
+import SluiceIO
 import SluiceLog
 import SluiceLoop
 import SluiceSystem
 import SluiceMux
 import SluiceWire
 
-/// A client, by the hex prefix of its static public key (for logs and per-client limits).
+/// A client, by its static public key; in logs and status by the start of its base64, as the
+/// operator wrote it in the allow list (`PublicKey.shortBase64`).
 struct ClientID: Hashable, CustomStringConvertible {
     let key: PublicKey
-    var description: String { String(key.bytes.prefix(4).map { String($0, radix: 16).leftPadded(2) }.joined()) }
-}
-
-extension String {
-    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+    var description: String { key.shortBase64 }
 }
 
 /// Settings of a relay, resolved from the command line or a config file.
@@ -51,9 +49,13 @@ public final class RelayServer {
     let settings: RelaySettings
     private unowned let loop: EventLoop
     private let listener: Socket
+    /// Where carriers connect: `settings.listen` with the port the kernel chose when it was 0.
+    public let listeningEndpoint: SocketEndpoint
     private var handshakes: [Int32: InboundHandshake] = [:]
-    private var carriers: [ObjectIdentifier: (Carrier, ClientID)] = [:]
-    private var streamsPerClient: [ClientID: Int] = [:]
+    /// Established carriers: their client, where they came from and when.
+    var carriers: [ObjectIdentifier: CarrierEntry] = [:]
+    var counters = RelayCounters()
+    private(set) var streamsPerClient: [ClientID: Int] = [:]
     let replayGuard = ReplayGuard()
     let responder: SluiceResponder
     /// Shared read buffer for destination sockets (one loop, one read at a time).
@@ -68,8 +70,14 @@ public final class RelayServer {
         outgoingDatagrams = DatagramBatch(loop: loop)
         responder = SluiceResponder(localStatic: settings.privateKey, psk: settings.psk)
         listener = try Socket.listen(on: settings.listen)
+        do {
+            listeningEndpoint = try listener.localEndpoint()
+        } catch {
+            listener.close()
+            throw error
+        }
         try loop.register(fd: listener.fd, events: [.readable]) { [unowned self] _ in self.acceptAll() }
-        Log.info("relay listening on \(settings.listen), \(settings.allowedClients.count) client key(s) allowed", "relay")
+        Log.info("relay listening on \(listeningEndpoint), \(settings.allowedClients.count) client key(s) allowed", "relay")
     }
 
     /// Closes the listener and every carrier.
@@ -78,7 +86,7 @@ public final class RelayServer {
         listener.close()
         for h in handshakes.values { h.abandon() }
         handshakes.removeAll()
-        for (carrier, _) in carriers.values { carrier.close(.localShutdown) }
+        for entry in carriers.values { entry.carrier.close(.localShutdown) }
         carriers.removeAll()
     }
 
@@ -103,6 +111,9 @@ public final class RelayServer {
 
     func handshakeFinished(_ handshake: InboundHandshake) { handshakes[handshake.socket.fd] = nil }
 
+    /// Connections whose handshake is under way.
+    var pendingHandshakes: Int { handshakes.count }
+
     func carrierEstablished(socket: Socket, keys: TransportKeys, client: PublicKey, peer: String) {
         let id = ClientID(key: client)
         carrierCounter += 1
@@ -115,7 +126,8 @@ public final class RelayServer {
             socket.close()
             return
         }
-        carriers[ObjectIdentifier(carrier)] = (carrier, id)
+        carriers[ObjectIdentifier(carrier)] = CarrierEntry(carrier: carrier, client: id, peer: peer, since: WallClock.seconds())
+        counters.carriersEstablished += 1
         carrier.onStreamRequest = { [unowned self] stream, destination in self.open(stream, to: destination, client: id) }
         carrier.onRecordsDelivered = { [unowned self] in self.outgoingDatagrams.flush() }
         carrier.onClose = { [unowned self] carrier, end in
@@ -135,6 +147,7 @@ public final class RelayServer {
         let count = streamsPerClient[client, default: 0]
         guard count < settings.maxStreamsPerClient else {
             Log.info("client \(client): stream to \(destination) refused: limit of \(settings.maxStreamsPerClient) open streams reached", "relay")
+            counters.streamsRefused[.limit, default: 0] += 1
             stream.reset(.limit, message: "the relay's limit of \(settings.maxStreamsPerClient) streams per client is reached")
             return
         }
@@ -148,6 +161,7 @@ public final class RelayServer {
         case .refuse(let reason, let message):
             releaseStreamSlot(client)
             Log.info("client \(client): stream to \(destination) refused: \(message)", "relay")
+            counters.streamsRefused[reason, default: 0] += 1
             stream.reset(reason, message: message)
             return
         }
@@ -166,6 +180,7 @@ public final class RelayServer {
                     guard let address else {
                         relay.releaseStreamSlot(client)
                         Log.info("client \(client): stream to \(name) refused: the name did not resolve", "relay")
+                        relay.counters.streamsRefused[.unreachable, default: 0] += 1
                         stream.reset(.unreachable, message: "\(name) did not resolve")
                         return
                     }
@@ -180,7 +195,7 @@ public final class RelayServer {
     var benches: [ObjectIdentifier: BenchEndpoint] = [:]
     private var associations: [ObjectIdentifier: AssociationLink] = [:]
     /// Each client's associations by last activity: its longest idle goes first at the cap.
-    private var idleAssociations: [ClientID: IdleList<AssociationLink>] = [:]
+    private(set) var idleAssociations: [ClientID: IdleList<AssociationLink>] = [:]
     private var sweepTimer: LoopTimer?
 
     /// A UDP association: evicts the client's longest-idle one when it is at its cap.

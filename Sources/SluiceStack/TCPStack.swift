@@ -73,12 +73,12 @@ public final class TCPStack {
         // IP packet can hold. (Its MSS is capped by TCP_MSS, 1,460, at the handshake all the same.)
         let netifMTU = largeSegments ? 65535 : UInt16(clamping: mtu)
         guard let netif = sluice_netif_create(context, lwipOutput4, lwipOutput6, netifMTU) else {
-            throw .setupFailed("netif_add failed")
+            throw .interfaceFailed
         }
         self.netif = netif
         guard let listener = sluice_tcp_listen_any(context, lwipAccept) else {
             sluice_netif_destroy(netif)
-            throw .setupFailed("tcp_listen failed")
+            throw .listenerFailed
         }
         self.listener = listener
     }
@@ -94,6 +94,9 @@ public final class TCPStack {
 
     /// Number of live flows (accepted, not yet closed).
     public var flowCount: Int { flows.count }
+
+    /// SYNs held while their owner decides (`admit` or `refuse`).
+    public var heldSYNCount: Int { heldSYNs.count }
 
     /// Milliseconds until lwIP's next timer is due.
     public var timerSleepMilliseconds: UInt32 { sys_timeouts_sleeptime() }

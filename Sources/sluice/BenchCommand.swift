@@ -1,8 +1,9 @@
 import Glibc
-import SluiceClient
+import SluiceBench
 import SluiceConfig
 import SluiceCrypto
 import SluiceLog
+import SluiceTunnel
 
 /// `sluice bench`: measures the path to a relay through the carrier, with no TUN and no root.
 /// Progress goes to standard error once a second; the summary (or, with `--json`, one JSON line)
@@ -13,8 +14,7 @@ enum BenchCommand {
         for warning in config.warnings { Log.warning("\(warning)") }
         let target = try CarrierTarget(
             relay: config.relay, relayPublicKey: PublicKey(bytes: config.relayPublicKey),
-            privateKey: PrivateKey(bytes: config.privateKey), psk: config.psk.map { try PresharedKey(bytes: $0) },
-            fwmark: nil)
+            privateKey: PrivateKey(bytes: config.privateKey), psk: config.psk.map { try PresharedKey(bytes: $0) })
         let (seconds, attoseconds) = config.duration.components
         let settings = BenchSettings(
             target: target, durationMilliseconds: UInt64(seconds) * 1000 + UInt64(attoseconds / 1_000_000_000_000_000),

@@ -1,12 +1,13 @@
 import Glibc
-import SluiceClient
 import SluiceConfig
+import SluiceControl
 import SluiceCrypto
 import SluiceHost
 import SluiceLog
-import SluiceLoop
 import SluiceSystem
 import SluiceRelay
+import SluiceTunnel
+import SluiceUp
 import SluiceWire
 
 let sluiceVersion = "0.1.0"
@@ -59,7 +60,7 @@ enum Commands {
         relaySettings.udpTimeoutMilliseconds = milliseconds(config.udpTimeout)
         relaySettings.maxUDPMappingsPerClient = config.maxUDPMappings
         relaySettings.benchEnabled = config.benchEnabled
-        try RelayRunner.run(relaySettings)
+        try RelayRunner.run(relaySettings, controlPath: config.controlPath)
     }
 
     /// `sluice up`: runs the tunnel in the foreground until SIGINT/SIGTERM.
@@ -69,32 +70,31 @@ enum Commands {
         guard getuid() == 0 || hasNetAdmin() else {
             throw CommandFailure(message: "sluice up needs root or CAP_NET_ADMIN to create the TUN device and routes — run it with sudo", exitCode: 1)
         }
-        let settings = try ClientSettings(
-            relay: config.relay,
-            relayPublicKey: PublicKey(bytes: config.relayPublicKey),
-            privateKey: PrivateKey(bytes: config.privateKey),
-            psk: config.psk.map { try PresharedKey(bytes: $0) },
-            tunName: config.tun, addresses: config.addresses, routes: config.routes,
-            mtu: config.mtu, carriers: config.carriers, fwmark: config.fwmark, table: config.table)
-        var clientSettings = settings
-        clientSettings.dns = config.dns
-        clientSettings.dnsDomains = config.dnsDomains
-        clientSettings.resolver = config.resolver
-        clientSettings.udpTimeoutMilliseconds = milliseconds(config.udpTimeout)
-        clientSettings.maxUDPMappings = config.maxUDPMappings
-        clientSettings.routeAll = config.routeAll
-        clientSettings.excludes = config.excludes
-        clientSettings.routeLocal = config.routeLocal
-        clientSettings.killSwitch = config.killSwitch
-        clientSettings.blockIPv6 = config.blockIPv6
-        clientSettings.appCGroups = config.appCGroups
-        let client: TunnelClient
+        var tunnel = try TunnelConfiguration(
+            relay: config.relay, relayPublicKey: PublicKey(bytes: config.relayPublicKey), privateKey: PrivateKey(bytes: config.privateKey),
+            psk: config.psk.map { try PresharedKey(bytes: $0) })
+        tunnel.carriers = config.carriers
+        tunnel.mtu = config.mtu
+        tunnel.dnsResolvers = config.dns.map { SocketEndpoint(address: $0, port: 53) }
+        tunnel.dnsDomains = config.dnsDomains
+        tunnel.udpTimeoutMilliseconds = milliseconds(config.udpTimeout)
+        tunnel.maxUDPMappings = config.maxUDPMappings
+        var host = HostConfiguration(tun: config.tun, addresses: config.addresses, routes: config.routes, fwmark: config.fwmark, table: config.table)
+        host.routeAll = config.routeAll
+        host.excludes = config.excludes
+        host.routeLocal = config.routeLocal
+        host.killSwitch = config.killSwitch
+        host.blockIPv6 = config.blockIPv6
+        host.appCGroups = config.appCGroups
+        host.dnsDomains = config.dnsDomains
+        host.resolver = HostConfiguration.Resolver(rawValue: config.resolver.rawValue) ?? .auto
+        let runner: UpRunner
         do {
-            client = try TunnelClient(settings: clientSettings)
+            runner = try UpRunner(tunnel: tunnel, host: host)
         } catch {
             throw CommandFailure(message: "\(error)", exitCode: 1)
         }
-        try client.run()
+        try runner.run()
     }
 
     /// `sluice down`: stops a tunnel's `up` if it still runs, and removes what its record lists
@@ -123,7 +123,7 @@ enum Commands {
                     return
                 }
             }
-            unlink(HostState.directory + "/\(tun).sock")  // a crashed up's control socket
+            unlink(ControlServer.path(forTunnel: tun))  // a crashed up's control socket
             let count = try HostState.load(path: path)?.steps.count ?? 0
             let failures = try HostState.undoLeftovers(at: path)
             if !failures.isEmpty {

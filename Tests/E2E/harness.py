@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -401,7 +402,13 @@ def relay_argv(key: KeyPair, allow: Sequence[str], listen: str = f"0.0.0.0:{RELA
     level = os.environ.get("SLUICE_E2E_LOG_LEVEL")
     if level:
         argv += ["--log-level", level]
+    if "--control" not in extra:
+        # The relay's control socket in the test's own directory, never in this host's /run/sluice.
+        argv += ["--control", str(key.path.parent / f"relay-{next(_relay_sockets)}.sock")]
     return argv + list(extra)
+
+
+_relay_sockets = itertools.count(1)
 
 
 def client_argv(relay: str, relay_public: str, key: KeyPair, psk: Path | None = None,

@@ -242,7 +242,8 @@ def test_sigterm_restores_everything(routed):
     during = r.snapshot()
     assert "table inet sluice" in during["nft"][0]
     assert during["resolv"] != before["resolv"] and during["rules4"] != before["rules4"] and during["rules6"] != before["rules6"]
-    assert during["state_files"] == [f"{h.TUN}.json", f"{h.TUN}.resolv.conf"], during["state_files"]
+    # The crash record, the resolver backup and the control socket (sluice status).
+    assert during["state_files"] == [f"{h.TUN}.json", f"{h.TUN}.resolv.conf", f"{h.TUN}.sock"], during["state_files"]
     assert r.client.stop(timeout=10) == 0
     after = r.snapshot()
     assert h.state_diff(before, after) == [], "not exactly as before sluice up"

@@ -2,6 +2,7 @@ import CSluiceAEAD
 import CSodium
 import XCTest
 @testable import SluiceCrypto
+import SluiceIO
 
 /// Records are sealed and opened with Sluice's RFC 8439 construction over OpenSSL's ChaCha20 and
 /// Poly1305 assembly (CSluiceAEAD). These tests hold it to RFC 8439's vector and to libsodium's

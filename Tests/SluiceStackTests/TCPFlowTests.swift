@@ -1,6 +1,7 @@
 import Foundation
 import SluiceStack
 import SluiceWire
+import SluiceTestSupport
 import XCTest
 
 /// Bytes both ways through an accepted flow, and its end by RST.

@@ -1,0 +1,218 @@
+import CSluiceShims
+import SluiceCarrier
+import SluiceCrypto
+import SluiceLog
+import SluiceLoop
+import SluiceMux
+import SluiceStack
+import SluiceWire
+
+// The data path of one TCP byte, in order (as wireguard-go explains its own in device/send.go).
+//
+// Application → relay:
+//  1. The packet flow reports readable; `readFlow` reads a batch (`PacketFlow.readPackets`) and
+//     completes a partial checksum the flow left (offload).
+//  2. `dispatch` parses it once (`PacketSummary`): TCP goes to lwIP (`TCPStack.input`). A SYN for
+//     a new flow is held there and reported (`stack(_:didReceiveSYNFor:)`): the engine opens a
+//     stream on the least-loaded carrier (`FlowBridge.open` → OPEN), and only OPEN_OK lets lwIP
+//     answer the SYN (`TCPStack.admit`); RESET answers it with RST.
+//  3. lwIP queues the segment's bytes on the flow (`TCPFlow.lwipReceived`); `FlowBridge.pumpToRelay`
+//     reads as many as the stream's credit and the carrier budget take (`MuxStream.send`), which
+//     encodes DATA frames into the session's record buffer.
+//  4. End of the loop turn, in this order:
+//     a. the carriers seal their records and write them (`Carrier.flush`, queued by `afterTurn`);
+//     b. lwIP's timers run and every flow that was read opens its receive window once and sends
+//        what it queued (`TCPStack.runTimers`, `flushOutput`: `tcp_recved`, `tcp_output`), so the
+//        application gets one ACK per turn rather than one per segment;
+//     c. packets queued toward the applications go out (`PacketOutput.flush`), TCP segments joined
+//        into super-packets when the flow takes them.
+//     Carriers first, so the relay has the bytes before the application hears they were taken.
+//
+// Relay → application:
+//  1. A carrier's socket is readable; `Carrier` opens the records and hands each frame to its
+//     session; DATA reaches `FlowBridge.stream(_:didReceive:)`.
+//  2. `TCPFlow.write` copies into lwIP's send buffer as far as it has room (the rest waits in the
+//     bridge, bounded by the stream window); credit goes back to the relay only for bytes lwIP took.
+//  3. End of turn as above: `tcp_output` emits the segments, `PacketOutput` joins and writes them;
+//     lwIP's `sent` callback (the application's ACKs) drains the bridge and returns more credit.
+//
+// UDP skips lwIP: `UDPForwarder` maps each application source endpoint to one association
+// (DATAGRAM frames), and writes replies as whole IP packets (fragmented to the MTU) to the output.
+
+/// The client tunnel engine: lwIP for TCP, UDP mappings with DNS redirect, ICMP echo, flows bridged
+/// to streams of encrypted carriers to a relay, reconnects — driven by any `PacketFlow`, reaching
+/// the relay through any `CarrierTransport`, reporting to a `TunnelEventDelegate`.
+///
+/// Thread rule: create it on its loop's thread and call it only there. The loop's thread owns lwIP,
+/// whose state is global: one engine per process.
+public final class TunnelEngine: TCPStackDelegate, CarrierPoolDelegate {
+    public let configuration: TunnelConfiguration
+    public weak var delegate: TunnelEventDelegate?
+    public private(set) var state: TunnelState = .disconnected
+    /// Split DNS's way around the tunnel for queries left to the host's resolver (`DirectDNSPath`);
+    /// set it before `start()`. Without it those queries go through the relay.
+    public var directDNS: DirectDNSPath?
+    /// Where DNS queries from the packet flow go (`dnsResolvers`, `dnsDomains`).
+    let dnsRedirect: DNSRedirect
+
+    unowned let loop: EventLoop
+    let flow: PacketFlow
+    let stack: TCPStack
+    let pool: CarrierPool
+    let output: PacketOutput
+    lazy var udp = UDPForwarder(engine: self)
+    let reassembler = FragmentReassembler()
+    var counters = EngineCounters()
+    let rates = RateMeter()
+    private let input: PacketBatch
+    private var bridges: [FlowKey: FlowBridge] = [:]
+    private var endOfTurn: EndOfTurnHook?
+    var rateTimer: LoopTimer?
+    /// Scratch for packets the engine makes itself: UDP replies, echo replies, ICMP errors.
+    var scratch = [UInt8](repeating: 0, count: 65536 + 64)
+    var fragmentScratch = [UInt8](repeating: 0, count: 65536)
+    var nextFragmentID: UInt32 = 1
+
+    /// Sets the engine up on `loop` (not yet started: see `start()`).
+    public init(configuration: TunnelConfiguration, packetFlow: PacketFlow,
+                transport: any CarrierTransport = DirectCarrierTransport(), loop: EventLoop) throws(TunnelError) {
+        if sluice_checksum_self_test() == 0 {
+            Log.warning("the fast checksum routine disagreed with lwIP's reference; using the reference", "tunnel")
+        }
+        self.configuration = configuration
+        self.loop = loop
+        dnsRedirect = DNSRedirect(resolvers: configuration.dnsResolvers, domains: configuration.dnsDomains)
+        flow = packetFlow
+        input = PacketBatch(format: packetFlow.format)
+        let output = PacketOutput(flow: packetFlow, mtu: configuration.mtu)
+        self.output = output
+        do {
+            // With segmentation offload lwIP's segments may be longer than the MTU: the flow cuts them.
+            stack = try TCPStack(mtu: configuration.mtu, largeSegments: output.takesSuperPackets) { packet in output.emit(packet) }
+        } catch {
+            throw TunnelError(.setup, "\(error)", isFatal: true)
+        }
+        pool = CarrierPool(count: configuration.carriers, target: configuration.carrierTarget(transport), mux: configuration.mux, loop: loop)
+        stack.delegate = self
+        pool.delegate = self
+    }
+
+    /// Starts reading the packet flow and dialling the carriers. Emits `.connecting`.
+    public func start() throws(TunnelError) {
+        do {
+            try flow.start(on: loop) { [unowned self] in self.readFlow() }
+        } catch {
+            throw TunnelError(.packetFlow, "\(error)", isFatal: true)
+        }
+        loop.sleepBound = { [unowned self] in self.stack.timerSleepMilliseconds }
+        endOfTurn = loop.addEndOfTurnHook { [unowned self] in
+            self.stack.runTimers()
+            self.stack.flushOutput()
+            self.output.flush()
+        }
+        directDNS?.start(on: loop) { [unowned self] payload, source, application in self.emitUDP(payload, from: source, to: application) }
+        scheduleRateSample()
+        change(to: .connecting, .connecting)
+        pool.start()
+    }
+
+    /// Closes every flow and carrier and stops reading. Emits `.disconnected(nil)`. The engine
+    /// cannot be started again.
+    public func stop() {
+        stop(with: nil)
+    }
+
+    private func stop(with error: TunnelError?) {
+        guard state != .disconnected || endOfTurn != nil else { return }
+        udp.closeAll()
+        directDNS?.stop()
+        pool.stop()
+        stack.flushOutput()
+        stack.shutdown()
+        output.flush()
+        flow.stop()
+        if let endOfTurn { loop.removeEndOfTurnHook(endOfTurn) }
+        endOfTurn = nil
+        loop.sleepBound = nil
+        rateTimer?.cancel()
+        change(to: .disconnected, .disconnected(error))
+    }
+
+    func change(to newState: TunnelState, _ event: TunnelEvent) {
+        state = newState
+        delegate?.tunnel(self, didEmit: event)
+    }
+
+    // MARK: reading the packet flow
+
+    /// Reads at most about 256 packets per readiness report, so that one busy flow cannot keep the
+    /// carriers' sockets waiting; a level-triggered flow reports again next turn.
+    private func readFlow() {
+        for _ in 0..<max(1, 256 / input.capacity) {
+            input.removeAll()
+            do {
+                try flow.readPackets(into: input)
+            } catch {
+                Log.error("reading the packet flow failed: \(error); stopping", "tunnel")
+                stop(with: TunnelError(.packetFlow, "\(error)", isFatal: true))
+                return
+            }
+            if input.isEmpty { return }
+            for i in 0..<input.count {
+                let packet = input.packet(i)
+                counters.packetsIn += 1
+                counters.bytesIn += packet.count
+                if let partial = input.offload(i).partialChecksum, !partial.complete(in: packet) {
+                    counters.malformed += 1
+                    continue
+                }
+                dispatch(UnsafeRawBufferPointer(packet))
+            }
+        }
+    }
+
+    // MARK: TCPStackDelegate
+
+    public func stack(_ stack: TCPStack, didReceiveSYNFor key: FlowKey) {
+        guard let carrier = pool.pick() else {
+            Log.debug("flow \(key) refused: no carrier is up", "tunnel")
+            counters.tcpRefusedNoCarrier += 1
+            stack.refuse(key)
+            return
+        }
+        let bridge = FlowBridge(key: key, engine: self)
+        bridges[key] = bridge
+        // DNS over TCP follows the DNS redirect like DNS over UDP; lwIP still answers as the address dialled.
+        bridge.open(on: carrier, to: dnsResolver(for: key.destination, from: key.application) ?? key.destination)
+    }
+
+    public func stack(_ stack: TCPStack, didAbandon key: FlowKey) { bridges[key]?.abandon() }
+
+    public func stack(_ stack: TCPStack, didAccept flow: TCPFlow) {
+        guard let bridge = bridges[flow.key] else {
+            flow.abort()
+            return
+        }
+        bridge.attach(flow)
+    }
+
+    func bridgeEnded(_ bridge: FlowBridge) {
+        if bridges[bridge.key] === bridge { bridges[bridge.key] = nil }
+    }
+
+    // MARK: CarrierPoolDelegate
+
+    func pool(_ pool: CarrierPool, carrierUp label: String, upCount: Int) {
+        if state != .connected { change(to: .connected, .connected) }
+    }
+
+    func pool(_ pool: CarrierPool, carrierLost label: String, end: CarrierEnd, upCount: Int) {
+        let reason = "carrier \(label) lost: \(end)"
+        delegate?.tunnel(self, didEmit: .error(TunnelError(.carrierLost, reason, isFatal: false)))
+        if upCount == 0 && state == .connected { change(to: .reconnecting, .reconnecting(reason: reason)) }
+    }
+
+    func pool(_ pool: CarrierPool, dialFailed index: Int, _ failure: DialFailure) {
+        delegate?.tunnel(self, didEmit: .error(TunnelError(.dial, "carrier #\(index): \(failure)", isFatal: false)))
+    }
+}
