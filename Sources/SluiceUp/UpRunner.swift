@@ -25,13 +25,17 @@ public final class UpRunner: TunnelEventDelegate {
     var directDNS: MarkedDNSPath?
     /// Watches the path to the relay (UpRunner+Network.swift).
     var network: NetworkWatch?
-    private var signalFD: Int32 = -1
+    /// SIGINT, SIGTERM and SIGHUP, blocked from the start of `init`: a signal that arrives while the
+    /// host is being set up (`sluice down` right after `up` made its TUN) waits here and shuts down
+    /// cleanly once `run` reads it, instead of killing the process half-way through setup.
+    private let signalFD: Int32
 
     /// Cleans up after a crashed `up` of the same tunnel, opens the TUN, installs addresses, routes,
     /// rules, firewall and resolver, and sets the engine up. On failure nothing stays installed.
     public init(tunnel: TunnelConfiguration, host: HostConfiguration) throws {
         self.tunnel = tunnel
         self.host = host
+        signalFD = sluice_signalfd_for_shutdown()
         loop = try EventLoop()
         let setup = try HostSetup(tun: host.tun)
         do {
@@ -53,7 +57,6 @@ public final class UpRunner: TunnelEventDelegate {
 
     /// Runs until SIGINT, SIGTERM or SIGHUP, then removes everything it installed.
     public func run() throws {
-        signalFD = sluice_signalfd_for_shutdown()
         if signalFD >= 0 {
             try loop.register(fd: signalFD, events: [.readable]) { [unowned self] _ in
                 let signo = sluice_signalfd_read_signo(self.signalFD)
