@@ -25,6 +25,9 @@ packages=(
     systemd
     # make bench: its C load generator (Benchmarks/e2e/loadgen.c) is compiled at run time.
     gcc libc6-dev
+    # make bench's peer modes and their end-to-end test (Benchmarks/e2e/peers.py): WireGuard in user
+    # space, OpenVPN 2.6, and openssl for OpenVPN's throwaway CA.
+    wireguard-go wireguard-tools openvpn openssl
     make
 )
 
