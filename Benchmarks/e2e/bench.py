@@ -103,12 +103,13 @@ def machine_info() -> dict:
     }
 
 
-def peer_versions(v: dict, modes: list[str]) -> str:
+def peer_versions(v: dict, modes: list[str], openvpn_args: list[str]) -> str:
     """One line naming the peers as they ran: versions, and the settings a reader needs."""
     said = {"wireguard-go": f"{v.get('wireguard-go') or 'wireguard-go (version unknown)'} "
                             f"({v.get('wireguard-tools', '')}), MTU 1420",
             "openvpn": f"{v.get('openvpn', 'OpenVPN').split(' [')[0]} ({v.get('openvpn_libraries', '')}), UDP, "
-                       "AES-256-GCM, user-space data channel (--disable-dco)"}
+                       "AES-256-GCM, user-space data channel (--disable-dco)"
+                       + (f", NOT its defaults: {' '.join(openvpn_args)}" if openvpn_args else "")}
     return "peers: " + "; ".join(said[m] for m in modes)
 
 
@@ -164,6 +165,8 @@ def main(argv: list[str]) -> int:
                     help=f"comma-separated subset of {','.join(measure.GROUPS)} (default all)")
     ap.add_argument("--client-arg", action="append", default=[], help="extra argument for `sluice up` (repeatable)")
     ap.add_argument("--relay-arg", action="append", default=[], help="extra argument for `sluice relay` (repeatable)")
+    ap.add_argument("--openvpn-arg", action="append", default=[],
+                    help="extra argument for both OpenVPN ends (repeatable; --openvpn-arg=--rcvbuf --openvpn-arg=4194304)")
     ap.add_argument("--time-limit", type=float, help="hard limit for the whole run in seconds (full 1200, quick 360)")
     ap.add_argument("--strict", action="store_true", help="exit 3 when a target is missed")
     args = ap.parse_args(argv)
@@ -191,6 +194,7 @@ def main(argv: list[str]) -> int:
         if getattr(args, name) is not None:
             setattr(s, name, getattr(args, name))
     s.client_args, s.relay_args, s.groups = args.client_arg, args.relay_arg, groups
+    s.openvpn_args = args.openvpn_arg
     limit = args.time_limit or (360 if args.quick else 1200)
 
     raise_nofile(s.flows + 4096)
@@ -256,7 +260,7 @@ def main(argv: list[str]) -> int:
     print(f"Sluice benchmark{' (quick)' if args.quick else ''} — commit {git['describe'] or git['commit']} — "
           f"{machine['nproc']} CPUs, {machine['cpu_model']}, kernel {machine['kernel']}")
     if "peers" in machine:
-        print(peer_versions(machine["peers"], [m for m in modes if m in peers.MODES]))
+        print(peer_versions(machine["peers"], [m for m in modes if m in peers.MODES], s.openvpn_args))
     print(metrics.table(rows))
     for line in metrics.footnotes(notes):
         print(line)

@@ -20,8 +20,8 @@ SNMP = {("Udp", "RcvbufErrors"): "udp_rcvbuf_errors", ("Udp", "SndbufErrors"): "
 WHAT = {"udp_rcvbuf_errors": "datagrams dropped for a full UDP receive buffer (Udp RcvbufErrors)",
         "udp_sndbuf_errors": "datagrams dropped for a full UDP send buffer (Udp SndbufErrors)",
         "ip_frag_creates": "IP fragments made (Ip FragCreates: a packet larger than the path's MTU)",
-        "ip_reasm_reqds": "IP fragments to reassemble (Ip ReasmReqds)",
-        "link_dropped": "packets a device dropped (tx/rx drops: a queue overflowed)"}
+        "ip_reasm_reqds": "IP fragments to reassemble (Ip ReasmReqds)"}
+DROPPED = "dropped by "  # + a device's name: its rx + tx drops (a TUN device's tx: the process read too late)
 
 
 def _run(ns: str, argv: list[str]) -> str:
@@ -50,8 +50,9 @@ def snapshot(ns: str) -> dict[str, int]:
         links = json.loads(_run(ns, ["ip", "-s", "-j", "link", "show"]) or "[]")
     except json.JSONDecodeError:
         links = []
-    counters["link_dropped"] = sum(l.get("stats64", {}).get(way, {}).get("dropped", 0)
-                                   for l in links for way in ("rx", "tx"))
+    for link in links:
+        stats = link.get("stats64", {})
+        counters[DROPPED + link["ifname"]] = sum(stats.get(way, {}).get("dropped", 0) for way in ("rx", "tx"))
     return counters
 
 
@@ -62,6 +63,8 @@ def delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]) -
 
 
 def explain(moved: dict[str, dict[str, int]]) -> str:
-    """'the relay: 8,540 datagrams dropped for a full UDP receive buffer (…)', or '' when nothing moved."""
-    parts = [f"the {side}: {n:,} {WHAT[k]}" for side, counts in moved.items() for k, n in counts.items() if n > 0]
+    """'the relay: 8,540 datagrams dropped for a full UDP receive buffer (…); the client: 335 packets
+    dropped by ovpn-c (its queue was full)', or '' when nothing moved."""
+    parts = [f"the {side}: {n:,} " + (WHAT[k] if k in WHAT else f"packets {k} (its queue was full)")
+             for side, counts in moved.items() for k, n in counts.items() if n > 0]
     return "; ".join(parts)

@@ -70,6 +70,7 @@ class Settings:
     groups: tuple = GROUPS
     client_args: list = field(default_factory=list)
     relay_args: list = field(default_factory=list)
+    openvpn_args: list = field(default_factory=list)  # extra arguments for both OpenVPN ends
 
 
 QUICK = Settings(iperf_seconds=2, rate_seconds=2, flows=2000, latency_seconds=1, settle_seconds=0.5)
@@ -182,7 +183,7 @@ class ModeRun:
                 self.topo.sysctl(ns, "net.ipv4.ip_local_port_range", "1024 65535")
             self._start_servers()
             if self.mode in peers.MODES:
-                self.peer = peers.create(self.mode, self.topo, self.workdir)
+                self.peer = peers.create(self.mode, self.topo, self.workdir, self.s.openvpn_args)
             for key in GROUPS:
                 if key not in self.s.groups:
                     continue

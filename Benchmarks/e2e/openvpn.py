@@ -63,8 +63,8 @@ class OpenVPN:
 
     relay_device = RELAY_DEVICE
 
-    def __init__(self, topo: netns.Topology, workdir: Path) -> None:
-        self.topo = topo
+    def __init__(self, topo: netns.Topology, workdir: Path, extra: list[str] | None = None) -> None:
+        self.topo, self.extra = topo, extra or []
         pki = workdir / "openvpn-pki"
         pki.mkdir(exist_ok=True)
         self.files = make_pki(pki)
@@ -76,13 +76,13 @@ class OpenVPN:
             "--server", NETWORK, "255.255.255.0", "--topology", "subnet",
             "--push", f"route {netns.SERVER_NET_V4.split('/')[0]} 255.255.255.0",
             "--ca", str(f["ca.crt"]), "--cert", str(f["server.crt"]), "--key", str(f["server.key"]), "--dh", "none",
-        ], ns=t.relay)
+            *self.extra], ns=t.relay)
         h.wait_for(lambda: self._ready(relay, "relay"), 10, what="the OpenVPN server to listen")
         client = runner.start("openvpn-client", [
             "openvpn", *COMMON, "--client", "--dev", CLIENT_DEVICE, "--nobind",
             "--remote", netns.RELAY_CLIENT_SIDE_V4, str(PORT), "--remote-cert-tls", "server",
             "--ca", str(f["ca.crt"]), "--cert", str(f["client.crt"]), "--key", str(f["client.key"]),
-        ], ns=t.client)
+            *self.extra], ns=t.client)
         h.wait_for(lambda: self._ready(client, "client"), 20, what="the OpenVPN client's TLS handshake and routes")
         peers.wait_route(t, CLIENT_DEVICE, client)
         return client, relay

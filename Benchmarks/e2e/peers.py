@@ -81,15 +81,16 @@ def versions() -> dict[str, str]:
     return out
 
 
-def create(mode: str, topo: netns.Topology, workdir: Path) -> Peer:
-    """Keys (and OpenVPN's throwaway CA) for one mode run, and the relay's forwarding rules."""
+def create(mode: str, topo: netns.Topology, workdir: Path, openvpn_args: list[str] = ()) -> Peer:
+    """Keys (and OpenVPN's throwaway CA) for one mode run, and the relay's forwarding rules.
+    `openvpn_args` go to both OpenVPN ends after the bench's own (bench.py --openvpn-arg)."""
     import openvpn
     import wireguard
     peer: Peer
     if mode == "wireguard-go":
         peer = wireguard.WireGuard(topo, workdir)
     elif mode == "openvpn":
-        peer = openvpn.OpenVPN(topo, workdir)
+        peer = openvpn.OpenVPN(topo, workdir, list(openvpn_args))
     else:
         raise ValueError(f"peer mode {mode!r}: one of {MODES}")
     forward_only(topo, peer.relay_device)
