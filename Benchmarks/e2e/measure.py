@@ -30,7 +30,6 @@ import contextlib
 import json
 import os
 import queue
-import statistics
 import subprocess
 import threading
 import time
@@ -44,11 +43,11 @@ import harness as h
 import kstats
 import netns
 import peers
+from proc import RssSampler, cpu_user_system, steady_rss_kib
 
 CLOSE_PORT, HOLD_PORT, UDP_PORT, IPERF_PORT = 9100, 9101, 9102, 5201
 MSS = 1448  # bytes per segment on a 1500-byte path, to put iperf3's retransmits in proportion
 SERVER = netns.SERVER_V4
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 GROUPS = ("udp", "idle_flows", "tcp_cc", "iperf")  # the order they run in; see the module comment
 MODES = ("kernel", *floor.MODES, *peers.MODES, "sluice")
 TUNNEL_MODES = (*peers.MODES, "sluice")  # a client and a relay process, through every group
@@ -75,70 +74,6 @@ class Settings:
 
 QUICK = Settings(iperf_seconds=2, rate_seconds=2, flows=2000, latency_seconds=1, settle_seconds=0.5)
 FULL = Settings(iperf_seconds=10, rate_seconds=10, flows=10000)
-
-
-# -- /proc ------------------------------------------------------------------------------------------
-
-def rss_kib(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def cpu_user_system(pid: int) -> tuple[float, float]:
-    """utime and stime of the whole process (all threads), in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
-
-
-def steady_rss_kib(pid: int, seconds: float = 0.5, samples: int = 5) -> int | None:
-    """The median of a few samples: RSS moves a little while timers run."""
-    vals = []
-    for _ in range(samples):
-        v = rss_kib(pid)
-        if v is not None:
-            vals.append(v)
-        time.sleep(seconds / samples)
-    return int(statistics.median(vals)) if vals else None
-
-
-class RssSampler:
-    """Samples VmRSS of some processes (name → pid) every `interval` seconds on a thread; `peak` holds
-    each one's largest, in KiB."""
-
-    def __init__(self, pids: dict[str, int], interval: float = 0.02) -> None:
-        self.pids, self.interval = pids, interval
-        self.peak = {name: 0 for name in pids}
-        self.samples = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
-
-    def __enter__(self) -> "RssSampler":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            for name, pid in self.pids.items():
-                v = rss_kib(pid)
-                if v is not None:
-                    self.peak[name] = max(self.peak[name], v)
-            self.samples += 1
-            self._stop.wait(self.interval)
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
 
 
 # -- one mode ---------------------------------------------------------------------------------------

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-import harness as h
 import netns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Benchmarks" / "e2e"))
