@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
-W = 1000
+W = 1200  # room right of the bars for the peers' labels
 LABEL_W = 250
 BAR_X = LABEL_W + 10
 BAR_W = 520
