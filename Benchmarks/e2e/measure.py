@@ -386,11 +386,13 @@ class ModeRun:
                 argv.append("-R")
             procs = [p for p in (self.client, self.relay) if p is not None]
             cpu0 = [cpu_user_system(p.pid) for p in procs]
+            writes0 = self._tun_writes()
             with self._sampler(0.1) as peak, self._counted() as moved:
                 cp = self.topo.exec(self.topo.client, argv, timeout=s.iperf_seconds + 30)
             # user: the process's own code (the cipher, lwIP); system: the kernel's work for it (syscalls,
             # and the TCP receive path of what it sends through a veth or loopback, run in its context).
             split = [tuple(a - b for a, b in zip(cpu_user_system(p.pid), c)) for p, c in zip(procs, cpu0)]
+            writes = self._tun_writes() - writes0 if writes0 is not None else None
             cpu = [u + k for u, k in split]
             try:
                 out = json.loads(cp.stdout)
@@ -421,6 +423,10 @@ class ModeRun:
                     self.figures[f"cpu_{direction}_s_per_gb"] = sum(cpu) / gb
                     self.figures[f"cpu_{direction}_client_s_per_gb"] = cpu[0] / gb
                     self.figures[f"cpu_{direction}_relay_s_per_gb"] = cpu[1] / gb
+            if writes is not None and received["bytes"]:
+                detail["tun_writes"] = writes
+                if streams == 1:
+                    self.figures[f"tun_writes_{direction}_per_gb"] = writes / (received["bytes"] / 1e9)
             self.figures[f"{key}_gbps"] = gbps
             self.details[f"iperf3_{key}"] = detail
             if moved:
@@ -452,6 +458,14 @@ class ModeRun:
         for side, kib in sampler.peak.items():
             if kib:
                 self._rss_peak[side] = max(self._rss_peak.get(side, 0), kib)
+
+    def _tun_writes(self) -> int | None:
+        """Packets the client has written to its TUN so far (the TUN's rx_packets: one per write, a GSO
+        write included): on an upload nearly all are ACKs. None without a TUN (kernel, floor modes)."""
+        if self.mode != "sluice":
+            return None
+        links = self.topo.ip_json(self.topo.client, "-s", "link", "show", "dev", h.TUN)
+        return links[0]["stats64"]["rx"]["packets"] if links else None
 
     def _wait_listen(self, proc: h.Proc) -> None:
         def listening() -> bool:

@@ -66,6 +66,10 @@ METRICS: list[Metric] = [
     Metric("cpu_up_relay_s_per_gb", "… of which the relay, up", "s/GB", None, False, False),
     Metric("cpu_down_client_s_per_gb", "… of which the client, down", "s/GB", None, False, False),
     Metric("cpu_down_relay_s_per_gb", "… of which the relay, down", "s/GB", None, False, False),
+    # Packets the client wrote to its TUN per GB moved: on an upload nearly all are ACKs.
+    Metric("tun_writes_up_per_gb", "client TUN writes per GB, 1 stream up (ACKs)", "/GB", None, False, False,
+           digits=0),
+    Metric("tun_writes_down_per_gb", "client TUN writes per GB, 1 stream down", "/GB", None, False, False, digits=0),
     # Memory: absolute, from issue 6.
     Metric("idle_flow_kib", "client memory per idle TCP flow", "KiB", Target("<=", 2.0), False, False),
     Metric("rss_idle_mib", "client RSS, idle", "MiB", Target("<=", 10.0), False, False, digits=1),
