@@ -19,6 +19,10 @@ packages=(
     # and dnsmasq as the DNS server. dnsmasq-base is the binary alone: the "dnsmasq" package would
     # also start a system-wide service on port 53.
     bind9-dnsutils iputils-ping dnsmasq-base
+    # A real application through the tunnel (test_latency: `ssh host true`): the tests run their own
+    # sshd, in a namespace, on port 2222. Installing openssh-server also sets up the machine's own
+    # ssh service as Debian does; the tests neither need nor touch it.
+    openssh-server openssh-client
     # The pytest suite and the independent X25519 check of `sluice pubkey`.
     python3 python3-pytest python3-cryptography
     # systemd-analyze, which checks the units in contrib/systemd (no service is started).

@@ -10,6 +10,8 @@ import statistics
 import pytest
 
 import harness as h
+import netns
+import sshd
 from conftest import record_latency
 
 
@@ -43,3 +45,26 @@ def test_small_writes_and_round_trips_cost_what_they_cost_direct(make_tunnel, di
         f"write-write-read: {s['write_write_read'] * 1e3:.1f} ms through Sluice, {d['write_write_read'] * 1e3:.1f} ms direct"
     assert s["paused_upload"] <= 1.1 * d["paused_upload"], \
         f"paused upload: {s['paused_upload'] * 1e3:.0f} ms through Sluice, {d['paused_upload'] * 1e3:.0f} ms direct"
+
+
+@pytest.mark.sluice
+@pytest.mark.e2e_timeout(120)
+def test_ssh_session_costs_what_it_costs_direct(make_tunnel, direct_topology, runner, workdir):
+    """`ssh host true` with Debian's OpenSSH, key login: a real application that writes its requests
+    in pieces with Nagle on (non-interactive sessions keep it). Timed through Sluice and direct in
+    turns; through Sluice it must stay within 10 % of direct."""
+    t = make_tunnel()
+    keys = sshd.make_keys(workdir)
+    for topo in (direct_topology, t.topo):
+        sshd.start_sshd(runner, topo, keys)
+        sshd.timed_ssh(topo, keys, netns.SERVER_V4, "true")  # the first login warms caches at both ends
+    times = {"direct": [], "sluice": []}
+    for _ in range(5):
+        times["direct"].append(sshd.timed_ssh(direct_topology, keys, netns.SERVER_V4, "true"))
+        times["sluice"].append(sshd.timed_ssh(t.topo, keys, netns.SERVER_V4, "true"))
+    d, s = statistics.median(times["direct"]), statistics.median(times["sluice"])
+    record_latency("ssh host true, median of 5 (direct)", d)
+    record_latency("ssh host true, median of 5 (sluice)", s)
+    assert s <= 1.1 * d, f"ssh host true: {s * 1e3:.0f} ms through Sluice, {d * 1e3:.0f} ms direct " \
+                         f"(runs: sluice {[round(x * 1e3) for x in times['sluice']]}, " \
+                         f"direct {[round(x * 1e3) for x in times['direct']]})"
