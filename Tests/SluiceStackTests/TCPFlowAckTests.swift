@@ -1,4 +1,5 @@
 import SluiceStack
+import SluiceTestSupport
 import SluiceWire
 import XCTest
 
