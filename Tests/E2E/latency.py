@@ -34,6 +34,8 @@ import struct
 import sys
 import time
 
+from dualstack import TCP6
+
 
 def read_exactly(s: socket.socket, n: int) -> bytes:
     parts, got = [], 0
@@ -74,18 +76,8 @@ class Handler(socketserver.BaseRequestHandler):
             s.sendall(struct.pack("!Q", got))
 
 
-class Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
-    address_family = socket.AF_INET6
-    allow_reuse_address = True
-    daemon_threads = True
-
-    def server_bind(self) -> None:
-        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        super().server_bind()
-
-
 def serve(args) -> int:
-    server = Server(("::", args.port), Handler)
+    server = TCP6(("::", args.port), Handler)
     tmp = args.ready_file + ".tmp"
     with open(tmp, "w") as f:
         json.dump({"pid": os.getpid(), "port": args.port}, f)
@@ -103,32 +95,39 @@ def connect(host: str, port: int, nodelay: bool, timeout: float) -> socket.socke
     return s
 
 
+def median_time(count: int, unmeasured: int, exchange) -> float:
+    """The median wall time of `count` calls of `exchange`, after `unmeasured` calls not counted."""
+    times = []
+    for i in range(unmeasured + count):
+        t0 = time.perf_counter()
+        exchange()
+        if i >= unmeasured:
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
 def write_write_read(host: str, port: int, exchanges: int, timeout: float) -> float:
     with connect(host, port, nodelay=False, timeout=timeout) as s:
         s.sendall(b"Q" + struct.pack("!II", 200, 2))
-        times = []
-        for i in range(exchanges + 1):
-            t0 = time.perf_counter()
+
+        def exchange() -> None:
             s.sendall(b"x" * 100)
             s.sendall(b"y" * 100)
             read_exactly(s, 2)
-            if i > 0:
-                times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+
+        return median_time(exchanges, 1, exchange)
 
 
 def rtt_1byte(host: str, port: int, round_trips: int, timeout: float) -> float:
     with connect(host, port, nodelay=True, timeout=timeout) as s:
         s.sendall(b"Q" + struct.pack("!II", 1, 1))
-        times = []
-        for i in range(round_trips + 50):
-            t0 = time.perf_counter()
+
+        def exchange() -> None:
             s.send(b"p")
             if not s.recv(1):
                 raise ConnectionError("EOF during the round trips")
-            if i >= 50:
-                times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+
+        return median_time(round_trips, 50, exchange)
 
 
 def paused_upload(host: str, port: int, mib: int, pause_ms: int, timeout: float) -> float:

@@ -112,10 +112,7 @@ final class TCPFlowAckTests: StackTestCase {
     func testTheApplicationsFINIsAcknowledgedAtOnce() throws {
         var app = Application(from: "10.0.0.2:\(freshPort())", to: "203.0.113.7:443")
         let flow = try harness.connect(&app)
-        flow.shutdownOutput()
-        stack.flushOutput()
-        let fin = try XCTUnwrap(tun.takeSegments().first { $0.flags.contains(.fin) })
-        app.ack = fin.sequenceNumber &+ 1
+        try harness.finishOurSide(flow, &app)
         harness.input(app.segment(.ack))
 
         // Data and FIN in one segment, as an application that writes and closes sends them.

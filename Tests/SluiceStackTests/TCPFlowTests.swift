@@ -247,10 +247,7 @@ final class TCPFlowShutdownTests: StackTestCase {
         let port = freshPort()
         var app = Application(from: "10.0.0.2:\(port)", to: "203.0.113.7:443")
         let flow = try harness.connect(&app)
-        flow.shutdownOutput()  // our FIN first...
-        stack.flushOutput()
-        let fin = try XCTUnwrap(tun.takeSegments().first { $0.flags.contains(.fin) })
-        app.ack = fin.sequenceNumber &+ 1
+        try harness.finishOurSide(flow, &app)  // our FIN first...
         harness.input(app.segment([.fin, .ack]))  // ...then theirs: lwIP is in TIME_WAIT now
         app.seq &+= 1
         stack.flushOutput()
@@ -273,10 +270,7 @@ final class TCPFlowShutdownTests: StackTestCase {
         let port = freshPort()
         var app = Application(from: "10.0.0.2:\(port)", to: "203.0.113.7:443")
         let flow = try harness.connect(&app)
-        flow.shutdownOutput()
-        stack.flushOutput()
-        let fin = try XCTUnwrap(tun.takeSegments().first { $0.flags.contains(.fin) })
-        app.ack = fin.sequenceNumber &+ 1
+        try harness.finishOurSide(flow, &app)
         harness.input(app.segment([.fin, .ack]))
         stack.flushOutput()
         XCTAssertTrue(tun.takeSegments().contains { $0.flags == [.ack] && $0.acknowledgmentNumber == app.seq &+ 1 },
