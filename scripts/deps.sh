@@ -24,12 +24,19 @@ packages=(
     # the tests fetch it with `apt-get download` and unpack it under .build/. libsystemd0 is what
     # `sluice up` opens (dlopen) to talk to resolved.
     dbus-daemon libsystemd-shared libsystemd0
+    # A real application through the tunnel (test_latency: `ssh host true`): the tests run their own
+    # sshd, in a namespace, on port 2222. Installing openssh-server also sets up the machine's own
+    # ssh service as Debian does; the tests neither need nor touch it.
+    openssh-server openssh-client
     # The pytest suite and the independent X25519 check of `sluice pubkey`.
     python3 python3-pytest python3-cryptography
     # systemd-analyze, which checks the units in contrib/systemd (no service is started).
     systemd
     # make bench: its C load generator (Benchmarks/e2e/loadgen.c) is compiled at run time.
     gcc libc6-dev
+    # make bench's peer modes and their end-to-end test (Benchmarks/e2e/peers.py): WireGuard in user
+    # space, OpenVPN 2.6, and openssl for OpenVPN's throwaway CA.
+    wireguard-go wireguard-tools openvpn openssl
     make
 )
 

@@ -86,8 +86,9 @@ public final class Carrier: MuxSessionDelegate {
     }
 
     private func handle(_ events: IOEvents) {
-        if events.contains(.readable) || events.contains(.readHangup) || events.contains(.error) || events.contains(.hangup) {
-            readAvailable()
+        let ended = events.contains(.readHangup) || events.contains(.error) || events.contains(.hangup)
+        if events.contains(.readable) || ended {
+            readAvailable(toEOF: ended)
         }
         if !isClosed && events.contains(.writable) {
             writable = true
@@ -95,13 +96,22 @@ public final class Carrier: MuxSessionDelegate {
         }
     }
 
-    private func readAvailable() {
+    /// Reads until the socket is drained. A read that fills less than the buffer it was given took
+    /// all there was: the next one would only say EAGAIN, and bytes arriving later raise a new edge
+    /// (the socket is edge-triggered), so the loop stops there — one syscall less per wake-up, which
+    /// a small request/response pays on every hop. Not when the peer's FIN or an error came with
+    /// this edge (`toEOF`): no later edge would announce them again.
+    private func readAvailable(toEOF: Bool) {
         while !isClosed {
             var result: IOResult<Int> = .wouldBlock
+            var drained = false
             do {
                 opener.receive(minimum: 64 * 1024) { buffer in
                     result = (try? socket.read(into: buffer)) ?? .done(-1)
-                    if case .done(let n) = result { return n }
+                    if case .done(let n) = result {
+                        drained = n > 0 && n < buffer.count
+                        return n
+                    }
                     return 0
                 }
             }
@@ -119,6 +129,7 @@ public final class Carrier: MuxSessionDelegate {
                 lastReceive = loop.now
                 deliverRecords()
                 onRecordsDelivered?()
+                if drained && !toEOF { return }
             }
         }
     }

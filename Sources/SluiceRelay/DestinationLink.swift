@@ -27,6 +27,8 @@ final class DestinationLink: MuxStreamHandler {
     private var readable = false
     private var writable = false
     private var sawEOF = false
+    /// The destination's FIN or an error was signalled: read until EOF, whatever a read returned.
+    private var hangupSeen = false
     private var shutWrite = false
     private let toDestination = ByteQueue(capacity: 0)
     private var connectTimer: LoopTimer?
@@ -78,7 +80,9 @@ final class DestinationLink: MuxStreamHandler {
             writable = true
             flushToDestination()
         }
-        if events.contains(.readable) || events.contains(.readHangup) || events.contains(.error) || events.contains(.hangup) {
+        let ended = events.contains(.readHangup) || events.contains(.error) || events.contains(.hangup)
+        if ended { hangupSeen = true }
+        if events.contains(.readable) || ended {
             readable = true
             pumpToClient()
         }
@@ -111,6 +115,10 @@ final class DestinationLink: MuxStreamHandler {
             case .done(let n):
                 let sent = relay.scratch.withUnsafeBytes { stream.send(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
                 assert(sent == n, "send capacity was checked")
+                // A short read took all there was (epoll(7) on stream sockets): the next read would
+                // only say EAGAIN, and new bytes raise a new edge. Not once the peer's FIN or an
+                // error was signalled: no later edge would announce it again.
+                if n < room && !hangupSeen { readable = false }
             }
         }
     }

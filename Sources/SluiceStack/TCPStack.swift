@@ -177,7 +177,17 @@ public final class TCPStack {
         }
     }
 
-    /// Sends what flows queued during this loop turn (`tcp_output`). Call at the end of each turn.
+    /// Sends what flows queued during this loop turn (`tcp_output`), with the ACK each flow owes the
+    /// application. Call at the end of each turn.
+    ///
+    /// Every byte received in the turn is acknowledged by its end. lwIP on its own acknowledges every
+    /// second segment from inside its input and leaves a lone one to its delayed-ACK timer, which
+    /// runs every 250 ms: past the 200 ms after which an application's kernel retransmits, and far
+    /// past Linux's 40 ms. An application that writes twice with Nagle on holds its second write
+    /// until the first is acknowledged, so each such exchange stalled that long. The flows defer
+    /// lwIP's immediate ACKs to here (`TCPFlow.lwipReceived`), so a turn that read several
+    /// super-segments answers them with one ACK, which also carries the window `openWindow` opened
+    /// — or announces a window that reopened in this turn, however little (`sluice_tcp_ack_owed`).
     public func flushOutput() {
         guard !outputQueue.isEmpty else { return }
         let queue = outputQueue
@@ -185,7 +195,9 @@ public final class TCPStack {
         for flow in queue {
             flow.needsOutput = false
             flow.openWindow()
-            if let pcb = flow.pcb { tcp_output(pcb) }
+            guard let pcb = flow.pcb else { continue }
+            if sluice_tcp_ack_owed(pcb) != 0 { sluice_tcp_ack_now(pcb) }
+            tcp_output(pcb)
         }
     }
 

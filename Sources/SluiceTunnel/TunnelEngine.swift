@@ -21,9 +21,10 @@ import SluiceWire
 //     encodes DATA frames into the session's record buffer.
 //  4. End of the loop turn, in this order:
 //     a. the carriers seal their records and write them (`Carrier.flush`, queued by `afterTurn`);
-//     b. lwIP's timers run and every flow that was read opens its receive window once and sends
-//        what it queued (`TCPStack.runTimers`, `flushOutput`: `tcp_recved`, `tcp_output`), so the
-//        application gets one ACK per turn rather than one per segment;
+//     b. lwIP's timers run and every flow that received or was read opens its receive window once
+//        and sends what it queued with the ACK it owes (`TCPStack.runTimers`, `flushOutput`:
+//        `tcp_recved`, `tcp_output`), so the application gets one ACK per turn, neither one per
+//        segment nor one left to lwIP's 250 ms delayed-ACK timer;
 //     c. packets queued toward the applications go out (`PacketOutput.flush`), TCP segments joined
 //        into super-packets when the flow takes them.
 //     Carriers first, so the relay has the bytes before the application hears they were taken.

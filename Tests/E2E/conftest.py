@@ -128,6 +128,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.section(f"throughput ({mode} mode)")
         for r in RESULTS:
             more = "".join(f"  {k} {v}" for k, v in r.get("extra", {}).items())
+            if "latency_us" in r:
+                terminalreporter.write_line(f"{r['name']:<52} {r['latency_us']:12,.0f} µs{more}")
+                continue
             terminalreporter.write_line(
                 f"{r['name']:<52} {r['bytes'] / 2**20:8.1f} MiB {r['seconds']:7.2f} s {r['gbps']:7.3f} Gbit/s{more}")
         path = os.environ.get("SLUICE_E2E_RESULTS")
@@ -151,6 +154,16 @@ def record_throughput(name: str, nbytes: int, seconds: float, **extra) -> float:
     more = "".join(f", {k} {v}" for k, v in extra.items())
     print(f"{name}: {nbytes} bytes in {seconds:.3f} s = {gbps:.3f} Gbit/s{more}")
     return gbps
+
+
+def record_latency(name: str, seconds: float, **extra) -> None:
+    """Records a latency (a median round trip, a transfer's wall time) for the summary table."""
+    entry = {"name": name, "latency_us": seconds * 1e6}
+    if extra:
+        entry["extra"] = extra
+    RESULTS.append(entry)
+    more = "".join(f", {k} {v}" for k, v in extra.items())
+    print(f"{name}: {seconds * 1e6:,.0f} µs{more}")
 
 
 # -- fixtures -------------------------------------------------------------------------------------
@@ -186,6 +199,22 @@ def topology(request, mode, runner):
     def finish() -> None:
         runner.close()  # stop our processes gracefully first (idempotent; the runner fixture repeats it)
         topo.destroy()  # then kill anything still inside, by pid, and delete the namespaces
+
+    request.addfinalizer(finish)
+    topo.create()
+    return topo
+
+
+@pytest.fixture
+def direct_topology(request, runner):
+    """A second set of namespaces beside `topology`, with plain kernel forwarding: tests that time a
+    pattern through Sluice time it here too, in the same run, so both figures share the machine's
+    load of the moment."""
+    topo = netns.Topology(mode="kernel", tag="e2e")
+
+    def finish() -> None:
+        runner.close()
+        topo.destroy()
 
     request.addfinalizer(finish)
     topo.create()

@@ -18,6 +18,8 @@ import struct
 import threading
 import time
 
+from dualstack import TCP6, UDP6
+
 args = None
 lock = threading.Lock()
 
@@ -84,25 +86,6 @@ class TCPHandler(socketserver.BaseRequestHandler):
                 sock.sendall(struct.pack("!H", len(reply)) + reply)
         except OSError:
             pass
-
-
-class UDP6(socketserver.ThreadingUDPServer):
-    address_family = socket.AF_INET6
-    allow_reuse_address = True
-
-    def server_bind(self) -> None:
-        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        super().server_bind()
-
-
-class TCP6(socketserver.ThreadingTCPServer):
-    address_family = socket.AF_INET6
-    allow_reuse_address = True
-    daemon_threads = True
-
-    def server_bind(self) -> None:
-        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        super().server_bind()
 
 
 def main() -> None:

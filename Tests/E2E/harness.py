@@ -266,6 +266,29 @@ def start_servers(runner: Runner, topo: Topology, pregen_mib: int = 64) -> Serve
     return Servers(proc, log)
 
 
+LATENCY_PORT = 9300  # latency.py's server
+
+
+def start_latency_server(runner: Runner, topo: Topology, port: int = LATENCY_PORT) -> Proc:
+    """latency.py's blocking server in the server namespace (the patterns are in its docstring)."""
+    ready = runner.workdir / f"latency-ready-{topo.prefix}.json"
+    proc = runner.start("latency-server", [PY, str(HERE / "latency.py"), "serve", "--port", str(port),
+                                           "--ready-file", str(ready)], ns=topo.server)
+    wait_for(lambda: ready.exists() or not proc.alive(), 15, what="latency.py to listen")
+    if not proc.alive():
+        raise RuntimeError(f"latency.py exited {proc.popen.returncode}:\n{tail(proc.log)}")
+    return proc
+
+
+def latency_probe(topo: Topology, *args: str, timeout: float = 60) -> dict:
+    """latency.py's probe in the client namespace against the server's IPv4 address: its figures."""
+    cp = topo.exec(topo.client, [PY, str(HERE / "latency.py"), "probe", "--host", netns.SERVER_V4,
+                                 "--port", str(LATENCY_PORT), *args], timeout=timeout)
+    if cp.returncode != 0:
+        raise RuntimeError(f"latency.py probe exited {cp.returncode}: {cp.stderr.strip()}")
+    return json.loads(cp.stdout)
+
+
 # -- UDP: an application's socket and one echo exchange ---------------------------------------------
 
 def app_udp_socket(topo: Topology, family: str, timeout: float = 3.0) -> socket.socket:

@@ -119,6 +119,16 @@ final class StackHarness {
         XCTAssertEqual(flow.key, app.key, file: file, line: line)
         return flow
     }
+
+    /// Our side of `flow` sends its FIN (`shutdownOutput`, then the end of the turn); `app.ack` moves
+    /// past it, so the application's next segment acknowledges it.
+    func finishOurSide(_ flow: TCPFlow, _ app: inout Application, file: StaticString = #filePath, line: UInt = #line) throws {
+        flow.shutdownOutput()
+        stack.flushOutput()
+        let fin = try XCTUnwrap(tun.takeSegments(file: file, line: line).first { $0.flags.contains(.fin) }, "no FIN",
+                                file: file, line: line)
+        app.ack = fin.sequenceNumber &+ 1
+    }
 }
 
 /// Creates a `StackHarness` per test and always shuts its stack down, so the next test can make one.
