@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "SluiceBench", dependencies: ["SluiceTunnel", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceIO", "SluiceLoop", "SluiceLog", "SluiceSystem", "SluiceWire"], swiftSettings: hotPath),
         .target(name: "SluiceRelay", dependencies: ["CSluiceHostShims", "SluiceSystem", "SluiceIO", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceControl", "SluiceJSON", "SluiceLog", "SluiceWire"], swiftSettings: hotPath),
         .executableTarget(
-            name: "sluice", dependencies: ["SluiceSystem", "SluiceTunnel", "SluiceUp", "SluiceBench", "SluiceControl", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceJSON", "SluiceLog", "SluiceWire"],
+            name: "sluice", dependencies: ["SluiceSystem", "SluiceSocks", "SluiceTunnel", "SluiceUp", "SluiceBench", "SluiceControl", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceJSON", "SluiceLog", "SluiceWire"],
             // Exported so that liblwip.so's calls resolve to Sluice's faster checksum (CSluiceShims/checksum.c).
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 

@@ -120,7 +120,7 @@ final class ArgumentParserTests: XCTestCase {
             "pubkey": ["help"],
             "relay": ["listen", "private-key", "allow-client", "psk", "max-streams", "handshake-timeout", "udp-timeout",
                       "max-udp-mappings", "no-bench", "control", "log-level", "config", "help"],
-            "up": ["relay", "relay-public-key", "private-key", "psk", "tun", "address", "route", "mtu", "carriers", "fwmark",
+            "up": ["relay", "relay-public-key", "private-key", "psk", "upstream", "tun", "address", "route", "mtu", "carriers", "fwmark",
                    "table", "dns", "route-all", "exclude", "route-local", "kill-switch", "no-ipv6", "app-cgroup",
                    "udp-timeout", "max-udp-mappings", "log-level", "config", "help"],
             "down": ["tun", "log-level", "help"],
