@@ -19,6 +19,10 @@ packages=(
     # and dnsmasq as the DNS server. dnsmasq-base is the binary alone: the "dnsmasq" package would
     # also start a system-wide service on port 53.
     bind9-dnsutils iputils-ping dnsmasq-base
+    # SOCKS5 servers for `up --upstream` and the `make bench` SOCKS5 mode: dante-server (danted, TCP
+    # and UDP; started by the tests only, the package's service is not enabled here) and microsocks;
+    # openssl makes danted's test user's password hash.
+    dante-server microsocks openssl
     # The pytest suite and the independent X25519 check of `sluice pubkey`.
     python3 python3-pytest python3-cryptography
     # systemd-analyze, which checks the units in contrib/systemd (no service is started).
