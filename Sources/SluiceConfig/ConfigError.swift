@@ -66,6 +66,8 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     case missingUpstream(command: String)
     /// `sluice socks --listen` on an address other than loopback with no `--auth-file`.
     case openProxy(SettingOrigin, value: String)
+    /// An `--auth-file` line that is not `user:password` (1 to 255 bytes each); `line` nil: no user at all.
+    case badAuthFile(path: String, line: Int?)
 
     public var description: String {
         switch self {
@@ -133,6 +135,10 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
         case .missingUpstream(let command):
             return "sluice \(command) needs a way out: --relay ENDPOINT with --relay-public-key and --private-key (a Sluice relay), "
                 + "or --upstream socks5://HOST:PORT (a SOCKS5 server); or \"relay\" or \"upstream\" in the --config file."
+        case .badAuthFile(let path, let line?):
+            return "auth file \(path) line \(line) is not user:password (each 1 to 255 bytes; # starts a comment)."
+        case .badAuthFile(let path, nil):
+            return "auth file \(path) holds no user:password line."
         case .openProxy(let origin, let value):
             return "\(origin) \(shown(value, origin)) is not a loopback address, and without --auth-file anyone who reaches it could use "
                 + "the relay; add --auth-file FILE (user:password lines) or listen on 127.0.0.1 or [::1]."

@@ -80,3 +80,11 @@ extension Socket {
         return Socket(fd: fd)
     }
 }
+
+extension Socket {
+    /// Binds to `endpoint` (port 0: the kernel picks one).
+    public func bind(to endpoint: SocketEndpoint) throws(SystemError) {
+        let r = endpoint.withSockaddr { Glibc.bind(fd, $0, $1) }
+        guard r == 0 else { throw SystemError("bind(\(endpoint))") }
+    }
+}
