@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(name: "SluiceProxyTests", dependencies: ["SluiceProxy", "SluiceMux"]),
         .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost", "CSluiceHostShims", "SluiceSystem", "SluiceWire"]),
         .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig", "SluiceWire"]),
-        .testTarget(name: "SluiceTunnelTests", dependencies: ["SluiceTunnel", "SluiceRelay", "SluiceCrypto", "SluiceIO", "SluiceLoop", "SluiceMux", "SluiceSystem", "SluiceWire", "SluiceTestSupport", "CSluiceShims", "CSodium"]),
+        .testTarget(name: "SluiceTunnelTests", dependencies: ["SluiceTunnel", "SluiceProxy", "SluiceSocks", "SluiceRelay", "SluiceCrypto", "SluiceIO", "SluiceLoop", "SluiceMux", "SluiceSystem", "SluiceWire", "SluiceTestSupport", "CSluiceShims", "CSodium"]),
         .testTarget(name: "SluiceControlTests", dependencies: ["SluiceControl"]),
         .testTarget(name: "SluiceBenchTests", dependencies: ["SluiceBench", "SluiceWire"]),
         .testTarget(name: "SluiceLoopTests", dependencies: ["SluiceLoop"]),

@@ -41,7 +41,7 @@ public final class ProxyServer {
     public func shutdown() {
         loop.deregister(fd: listener.fd)
         listener.close()
-        for connection in Array(connections.values) { connection.close(reset: false, why: nil) }
+        for connection in Array(connections.values) { connection.close(reset: true, why: nil) }
         if !drops.isEmpty { Log.debug("dropped: \(drops.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))", "proxy") }
     }
 
