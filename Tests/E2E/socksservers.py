@@ -65,16 +65,16 @@ class PasswdJail(mountns.NamespaceJail):
         self._await_ready("passwd jail")
 
 
-def start_danted(runner: h.Runner, topo: netns.Topology, auth: bool) -> SocksServer:
-    """danted on SOCKS_ADDRESS:SOCKS_PORT, TCP and UDP, every destination allowed; with `auth`,
-    only USER/PASSWORD (RFC 1929) gets in."""
+def start_danted(runner: h.Runner, topo: netns.Topology, auth: bool, address: str = SOCKS_ADDRESS) -> SocksServer:
+    """danted on `address`:SOCKS_PORT, TCP and UDP, every destination allowed; with `auth`, only
+    USER/PASSWORD (RFC 1929) gets in."""
     log = runner.workdir / "danted.log"
     conf = runner.workdir / "danted.conf"
     method = "username" if auth else "none"
     conf.write_text(f"""
 logoutput: {log}
 debug: 1
-internal: {SOCKS_ADDRESS} port = {SOCKS_PORT}
+internal: {address} port = {SOCKS_PORT}
 external: {netns.RELAY_SERVER_SIDE_V4}
 external: {netns.RELAY_SERVER_SIDE_V6}
 clientmethod: none
