@@ -42,6 +42,7 @@ import harness as h  # noqa: E402
 import measure  # noqa: E402
 import metrics  # noqa: E402
 import netns  # noqa: E402
+import socksmode  # noqa: E402
 
 
 def say(msg: str) -> None:
@@ -212,7 +213,7 @@ def main(argv: list[str]) -> int:
 
     sluice = results.get("sluice", {}).get("figures", {})
     ceiling = results.get("kernel", {}).get("figures", {})
-    floors = {m: results[m].get("figures", {}) for m in floor.MODES if m in results}
+    floors = {m: results[m].get("figures", {}) for m in (*floor.MODES, *socksmode.MODES) if m in results}
     rows = metrics.compare(sluice, ceiling, floors)
     git, machine = git_info(), machine_info()
     machine["loadavg_before"] = [round(x, 2) for x in load_before]

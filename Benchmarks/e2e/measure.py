@@ -37,12 +37,13 @@ from typing import Callable
 import floor
 import harness as h
 import netns
+import socksmode
 
 CLOSE_PORT, HOLD_PORT, UDP_PORT, IPERF_PORT = 9100, 9101, 9102, 5201
 SERVER = netns.SERVER_V4
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 GROUPS = ("udp", "idle_flows", "tcp_cc", "iperf")  # the order they run in; see the module comment
-MODES = ("kernel", *floor.MODES, "sluice")
+MODES = ("kernel", *floor.MODES, "sluice", *socksmode.MODES)
 FLOOR_GROUPS = ("iperf",)  # what a chain of two forwarders can run
 
 
@@ -169,7 +170,7 @@ class ModeRun:
             for key in GROUPS:
                 if key not in self.s.groups:
                     continue
-                if self.mode in floor.MODES and key not in FLOOR_GROUPS:
+                if (self.mode in floor.MODES and key not in FLOOR_GROUPS) or (self.mode in socksmode.MODES and key not in socksmode.GROUPS):
                     self.details.setdefault("skipped", []).append(key)
                     continue
                 self._group(key, getattr(self, f"test_{key}"))
@@ -223,6 +224,8 @@ class ModeRun:
                 f"{netns.RELAY_CLIENT_SIDE_V4}:{h.RELAY_PORT}", relay_key.public, client_key,
                 extra=self.s.client_args), ns=self.topo.client)
             h.wait_client_up(self.topo, self.client)
+        elif self.mode in socksmode.MODES:
+            self.client, self.relay = socksmode.start(self.runner, self.topo, self.s.client_args)
         elif self.mode in floor.MODES:
             self.client, self.relay = floor.start(self.runner, self.topo, self.workdir, self.forward, self.mode,
                                                   [CLOSE_PORT, IPERF_PORT])

@@ -1,7 +1,6 @@
 import CSluiceHostShims
 import Glibc
 import SluiceConfig
-import SluiceCrypto
 import SluiceLog
 import SluiceLoop
 import SluiceProxy
@@ -13,9 +12,7 @@ enum ProxyCommand {
     static func run(_ config: ProxyConfig) throws {
         if let level = LogLevel(name: config.logLevel) { Log.level = level }
         for warning in config.warnings { Log.warning("\(warning)") }
-        let target = try CarrierTarget(
-            relay: config.relay, relayPublicKey: PublicKey(bytes: config.relayPublicKey),
-            privateKey: PrivateKey(bytes: config.privateKey), psk: config.psk.map { try PresharedKey(bytes: $0) })
+        let target = try carrierTarget(relay: config.relay, relayPublicKey: config.relayPublicKey, privateKey: config.privateKey, psk: config.psk)
         do {
             try ProxyRunner.run(listen: config.listen, target: target, carriers: config.carriers, users: ProxyUsers(config.users))
         } catch {

@@ -65,15 +65,16 @@ class PasswdJail(mountns.NamespaceJail):
         self._await_ready("passwd jail")
 
 
-def start_danted(runner: h.Runner, topo: netns.Topology, auth: bool, address: str = SOCKS_ADDRESS) -> SocksServer:
+def start_danted(runner: h.Runner, topo: netns.Topology, auth: bool, address: str = SOCKS_ADDRESS,
+                 debug: bool = True) -> SocksServer:
     """danted on `address`:SOCKS_PORT, TCP and UDP, every destination allowed; with `auth`, only
-    USER/PASSWORD (RFC 1929) gets in."""
+    USER/PASSWORD (RFC 1929) gets in. `debug` logs every session (tests); benchmarks log errors only."""
     log = runner.workdir / "danted.log"
     conf = runner.workdir / "danted.conf"
     method = "username" if auth else "none"
     conf.write_text(f"""
 logoutput: {log}
-debug: 1
+debug: {1 if debug else 0}
 internal: {address} port = {SOCKS_PORT}
 external: {netns.RELAY_SERVER_SIDE_V4}
 external: {netns.RELAY_SERVER_SIDE_V6}

@@ -11,7 +11,6 @@ usernames and passwords; and a non-loopback --listen without them refused.
 """
 
 import base64
-import hashlib
 import json
 import os
 import shutil
@@ -35,13 +34,6 @@ RELAY_ONLY_NAME = "files.relay-only.test"  # in the relay's jailed /etc/hosts, n
 USER, PASSWORD = "alice", "s3cr:et"
 SIZE = 8 * content.MiB
 
-
-def file_sha256(path) -> str:
-    d = hashlib.sha256()
-    with open(path, "rb") as f:
-        while b := f.read(1 << 20):
-            d.update(b)
-    return d.hexdigest()
 
 
 @pytest.fixture
@@ -97,7 +89,7 @@ def fetch(runner, topology, what: str, *how, env=None, host=netns.SERVER_V4) -> 
     out.unlink(missing_ok=True)
     r = curl(topology, *how, "-o", str(out), f"http://{host}:{h.HTTP_PORT}/bytes/{SIZE}", env=env)
     assert r.ok, f"{what}: curl failed ({r.returncode}): {r.stderr}"
-    assert file_sha256(out) == content.sha256(SIZE), f"{what}: content differs"
+    assert content.file_sha256(out) == content.sha256(SIZE), f"{what}: content differs"
     record_throughput(f"sluice socks: {what}", SIZE, r.info["time_total"])
 
 

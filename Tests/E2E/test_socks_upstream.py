@@ -9,7 +9,6 @@ UDP dropped and counted once the server said it cannot carry it.
 """
 
 import errno
-import hashlib
 import json
 import socket
 import time
@@ -26,13 +25,6 @@ pytestmark = pytest.mark.sluice
 
 SIZE = 16 * content.MiB
 
-
-def file_sha256(path) -> str:
-    d = hashlib.sha256()
-    with open(path, "rb") as f:
-        while b := f.read(1 << 20):
-            d.update(b)
-    return d.hexdigest()
 
 
 def start_up(runner, topology, auth: bool, extra=()) -> h.Proc:
@@ -58,7 +50,7 @@ def transfer_both_ways(runner, topology, servers, name: str) -> None:
     out = runner.workdir / "download.bin"
     r = h.curl(topology, ["-o", str(out), h.url(topology, "ipv4", f"/bytes/{SIZE}")], max_time=60)
     assert r.ok, f"download failed ({r.returncode}): {r.stderr}"
-    assert file_sha256(out) == content.sha256(SIZE), "downloaded content differs from what the server sent"
+    assert content.file_sha256(out) == content.sha256(SIZE), "downloaded content differs from what the server sent"
     record_throughput(f"download 16 MiB via {name}", SIZE, r.info["time_total"])
 
     src = runner.workdir / "upload.bin"

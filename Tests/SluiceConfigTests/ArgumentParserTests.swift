@@ -129,6 +129,7 @@ final class ArgumentParserTests: XCTestCase {
             "cgroup": ["tun", "log-level", "help"],
             "bench": ["relay", "relay-public-key", "private-key", "psk", "seconds", "direction", "streams", "carriers", "json",
                       "log-level", "config", "help"],
+            "socks": ["listen", "relay", "relay-public-key", "private-key", "psk", "carriers", "auth-file", "log-level", "config", "help"],
         ]
         XCTAssertEqual(Dictionary(uniqueKeysWithValues: CommandSpec.all.map { ($0.name, $0.flags.map(\.name)) }), expected)
         let repeatable = CommandSpec.all.flatMap { $0.flags.filter(\.repeatable).map { "\($0.name)" } }
