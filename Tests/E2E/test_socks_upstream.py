@@ -11,6 +11,7 @@ UDP dropped and counted once the server said it cannot carry it.
 import errno
 import json
 import socket
+import threading
 import time
 
 import pytest
@@ -77,6 +78,39 @@ def closed_port_is_refused(topology) -> None:
     assert elapsed < 1.0, f"refusal took {elapsed:.2f} s"
 
 
+def closing_server_is_seen_closing(topology, count: int = 20) -> None:
+    """A server that accepts and closes at once: each connection through the tunnel sees its FIN
+    (recv → b"") within 1 s. With danted the reply and the destination's EOF can arrive together."""
+    listener = topology.socket(topology.server)
+    listener.bind((netns.SERVER_V4, 0))
+    listener.listen(count)
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        for _ in range(count):
+            try:
+                listener.accept()[0].close()
+            except OSError:
+                return
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        for i in range(count):
+            s = topology.socket(topology.client)
+            s.settimeout(1)
+            try:
+                s.connect((netns.SERVER_V4, port))
+                assert s.recv(10) == b"", f"connection {i}: data instead of the server's close"
+            except socket.timeout:
+                pytest.fail(f"connection {i}: the server's close did not arrive within 1 s")
+            finally:
+                s.close()
+    finally:
+        listener.close()
+        thread.join(2)
+
+
 def status(topology) -> dict:
     cp = h.run_sluice(["status", "--tun", h.TUN, "--json"], ns=topology.client)
     assert cp.returncode == 0, cp.stderr.decode(errors="replace")
@@ -89,6 +123,7 @@ def test_danted_tcp_udp_and_dns(runner, topology, servers, dns_server, auth):
     client = start_up(runner, topology, auth, extra=["--dns", netns.SERVER_V4])
     transfer_both_ways(runner, topology, servers, f"danted ({'password' if auth else 'no auth'})")
     closed_port_is_refused(topology)
+    closing_server_is_seen_closing(topology)
 
     # DNS redirect: a query to an address with no host goes to the --dns resolver through danted
     # (UDP ASSOCIATE), and over TCP (CONNECT); dnsmasq saw both from the SOCKS server's address.

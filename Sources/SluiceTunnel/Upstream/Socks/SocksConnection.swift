@@ -93,6 +93,10 @@ class SocksConnection {
         }
         if events.contains(.readable) || events.contains(.readHangup) || events.contains(.error) || events.contains(.hangup) {
             readHandshake()
+            // The reply may have come with more in the same edge — data, or the server's EOF when the
+            // destination closed at once: the socket is registered edge-triggered, so no new event
+            // would report it. The subclass takes this one over.
+            if handshakeDone && !closed { socketEvents(events) }
         }
     }
 
