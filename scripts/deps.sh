@@ -20,8 +20,8 @@ packages=(
     # also start a system-wide service on port 53.
     bind9-dnsutils iputils-ping dnsmasq-base
     # SOCKS5 servers for `up --upstream` and the `make bench` SOCKS5 mode: dante-server (danted, TCP
-    # and UDP; started by the tests only, the package's service is not enabled here) and microsocks;
-    # openssl makes danted's test user's password hash.
+    # and UDP) and microsocks, which the tests start themselves in a namespace with a configuration of
+    # their own; openssl makes the password hash of danted's test user.
     dante-server microsocks openssl
     # The pytest suite and the independent X25519 check of `sluice pubkey`.
     python3 python3-pytest python3-cryptography
