@@ -55,7 +55,7 @@ final class SocksAssociation: SocksConnection, UpstreamAssociation {
     override func handshakeReplied(_ reply: SocksReply, leftover: UnsafeRawBufferPointer) {
         guard reply.code == .succeeded else {
             if reply.code == .commandNotSupported {
-                upstream.udpNotSupported()
+                upstream.udpNotSupported(why: "it answers UDP ASSOCIATE with \(SocksReplyCode.commandNotSupported)")
                 upstream.countDrop("udp-upstream-unsupported", pending.count)
             } else {
                 Log.debug("SOCKS5 UDP ASSOCIATE refused by \(upstream.server): \(reply.code)", "tunnel")
@@ -95,8 +95,15 @@ final class SocksAssociation: SocksConnection, UpstreamAssociation {
     }
 
     override func handshakeFailed(_ failure: SocksDialFailure, requestSent: Bool) {
-        upstream.countDrop("udp-no-carrier", pending.count)
-        if !(requestSent && failure.isTimeout) { upstream.serverFailed(failure) }
+        if requestSent, case .closed = failure {
+            // Closing in answer to UDP ASSOCIATE is how some servers without UDP say so (OpenSSH's
+            // ssh -D): taken as "command not supported", not as the server being down.
+            upstream.udpNotSupported(why: "it closed the connection in answer to UDP ASSOCIATE")
+            upstream.countDrop("udp-upstream-unsupported", pending.count)
+        } else {
+            upstream.countDrop("udp-no-carrier", pending.count)
+            if !requestSent { upstream.serverFailed(failure) }
+        }
         end(notify: true)
     }
 

@@ -60,9 +60,11 @@ final class SocksStream: SocksConnection, UpstreamStream {
 
     override func handshakeFailed(_ failure: SocksDialFailure, requestSent: Bool) {
         upstream.streamEnded(self)
-        if requestSent, case .timedOut = failure {
-            // The server took the request and is still connecting: the destination is slow, not the server.
-            return end(.timedOut, "\(failure)")
+        guard !requestSent else {
+            // The server took greeting and credentials and the request: a silence or a close now is
+            // its answer about the destination (some servers close instead of replying), not a
+            // sign that the server is down.
+            return end(failure.isTimeout ? .timedOut : .unreachable, "\(failure)")
         }
         upstream.serverFailed(failure)
         end(.unreachable, "\(failure)")

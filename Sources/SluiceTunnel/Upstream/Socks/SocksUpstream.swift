@@ -11,8 +11,8 @@ import SluiceWire
 ///
 /// Up or down: it checks the server at start (`SocksProbe`: connect, greeting, credentials) and
 /// carries flows once that passed. When a flow's connection to the server fails for the server's
-/// own reasons (refused, unreachable, silent, bad credentials — not a destination the server could
-/// not reach), it counts itself down, refuses new flows at once, and checks the server again with
+/// own reasons, before the request went out (refused, unreachable, silent, bad credentials — not a
+/// destination the server could not reach, nor a close in answer to the request), it counts itself down, refuses new flows at once, and checks the server again with
 /// the carriers' backoff (0.1 s doubling to 10 s) until it answers. `statistics()` shows this as
 /// one "carrier": the server.
 public final class SocksUpstream: Upstream {
@@ -108,12 +108,12 @@ public final class SocksUpstream: Upstream {
         if count > 0 { counters[reason, default: 0] += count }
     }
 
-    /// The server answered UDP ASSOCIATE with "command not supported": said once, and UDP is
-    /// dropped (`udp-upstream-unsupported`) from now on.
-    func udpNotSupported() {
+    /// The server answered UDP ASSOCIATE with "command not supported" (or closed instead): said
+    /// once, and UDP is dropped (`udp-upstream-unsupported`) from now on.
+    func udpNotSupported(why: String) {
         guard udpSupported else { return }
         udpSupported = false
-        Log.warning("the SOCKS5 server \(server.endpoint) does not support UDP ASSOCIATE (\(SocksReplyCode.commandNotSupported)); "
+        Log.warning("the SOCKS5 server \(server.endpoint) does not support UDP ASSOCIATE (\(why)); "
             + "UDP through the tunnel is dropped and counted as udp-upstream-unsupported", "tunnel")
     }
 
