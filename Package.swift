@@ -39,6 +39,8 @@ let package = Package(
         .target(name: "SluiceBase64"),
         .target(name: "SluiceCrypto", dependencies: ["CSodium", "CSluiceAEAD", "SluiceBase64", "SluiceIO"], swiftSettings: hotPath),
         .target(name: "SluiceMux", dependencies: ["SluiceWire"], swiftSettings: hotPath),
+        // SOCKS5 (RFC 1928, RFC 1929) without I/O: messages both ways, client and server handshakes.
+        .target(name: "SluiceSocks", dependencies: ["SluiceWire"]),
         .target(name: "SluiceLoop", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceHost", dependencies: ["CSluiceHostShims", "SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceLog"]),
         // Control sockets of running tunnels and relays: `sluice status`, `exec`, `cgroup`.
@@ -48,14 +50,16 @@ let package = Package(
         .target(name: "SluiceCarrier", dependencies: ["SluiceSystem", "SluiceIO", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
         // The client engine: lwIP, UDP mappings, flows bridged to carrier streams, reconnects; driven by a PacketFlow.
         // No Linux host code (TUN, netlink, signals, files, cgroups) in its dependencies.
-        .target(name: "SluiceTunnel", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceIO", "SluiceWire", "SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
+        .target(name: "SluiceTunnel", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceIO", "SluiceWire", "SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceSocks", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
         // `sluice up` on Linux: the engine over a TUN with offloads, HostSetup, the control socket, signals.
         .target(name: "SluiceUp", dependencies: ["CSluiceHostShims", "SluiceSystem", "SluiceIO", "SluiceWire", "SluiceTunnel", "SluiceHost", "SluiceControl", "SluiceJSON", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
+        // `sluice socks`: a SOCKS5 and HTTP proxy without a TUN whose connections are streams of the relay's carriers.
+        .target(name: "SluiceProxy", dependencies: ["SluiceBase64", "SluiceIO", "SluiceLog", "SluiceLoop", "SluiceMux", "SluiceSocks", "SluiceSystem", "SluiceTunnel", "SluiceWire"]),
         // `sluice bench`: carriers and streams to the relay's bench endpoints, no TUN.
         .target(name: "SluiceBench", dependencies: ["SluiceTunnel", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceIO", "SluiceLoop", "SluiceLog", "SluiceSystem", "SluiceWire"], swiftSettings: hotPath),
         .target(name: "SluiceRelay", dependencies: ["CSluiceHostShims", "SluiceSystem", "SluiceIO", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceControl", "SluiceJSON", "SluiceLog", "SluiceWire"], swiftSettings: hotPath),
         .executableTarget(
-            name: "sluice", dependencies: ["SluiceSystem", "SluiceTunnel", "SluiceUp", "SluiceBench", "SluiceControl", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceJSON", "SluiceLog", "SluiceWire"],
+            name: "sluice", dependencies: ["CSluiceHostShims", "SluiceLoop", "SluiceSystem", "SluiceSocks", "SluiceTunnel", "SluiceUp", "SluiceBench", "SluiceProxy", "SluiceControl", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceJSON", "SluiceLog", "SluiceWire"],
             // Exported so that liblwip.so's calls resolve to Sluice's faster checksum (CSluiceShims/checksum.c).
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 
@@ -77,9 +81,11 @@ let package = Package(
         .testTarget(name: "SluiceBase64Tests", dependencies: ["SluiceBase64"]),
         .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "SluiceIO", "SluiceTestSupport", "CSodium", "CSluiceAEAD"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceWire"]),
+        .testTarget(name: "SluiceSocksTests", dependencies: ["SluiceSocks", "SluiceWire"]),
+        .testTarget(name: "SluiceProxyTests", dependencies: ["SluiceProxy", "SluiceMux"]),
         .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost", "CSluiceHostShims", "SluiceSystem", "SluiceWire"]),
         .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig", "SluiceWire"]),
-        .testTarget(name: "SluiceTunnelTests", dependencies: ["SluiceTunnel", "SluiceRelay", "SluiceCrypto", "SluiceIO", "SluiceLoop", "SluiceMux", "SluiceSystem", "SluiceWire", "SluiceTestSupport", "CSluiceShims", "CSodium"]),
+        .testTarget(name: "SluiceTunnelTests", dependencies: ["SluiceTunnel", "SluiceProxy", "SluiceSocks", "SluiceRelay", "SluiceCrypto", "SluiceIO", "SluiceLoop", "SluiceMux", "SluiceSystem", "SluiceWire", "SluiceTestSupport", "CSluiceShims", "CSodium"]),
         .testTarget(name: "SluiceControlTests", dependencies: ["SluiceControl"]),
         .testTarget(name: "SluiceBenchTests", dependencies: ["SluiceBench", "SluiceWire"]),
         .testTarget(name: "SluiceLoopTests", dependencies: ["SluiceLoop"]),

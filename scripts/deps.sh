@@ -28,6 +28,10 @@ packages=(
     # sshd, in a namespace, on port 2222. Installing openssh-server also sets up the machine's own
     # ssh service as Debian does; the tests neither need nor touch it.
     openssh-server openssh-client
+    # SOCKS5 servers for `up --upstream` and the `make bench` SOCKS5 mode: dante-server (danted, TCP
+    # and UDP) and microsocks, which the tests start themselves in a namespace with a configuration of
+    # their own; openssl makes the password hash of danted's test user.
+    dante-server microsocks openssl
     # The pytest suite and the independent X25519 check of `sluice pubkey`.
     python3 python3-pytest python3-cryptography
     # systemd-analyze, which checks the units in contrib/systemd (no service is started).

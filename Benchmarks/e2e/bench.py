@@ -48,6 +48,7 @@ import measure  # noqa: E402
 import metrics  # noqa: E402
 import netns  # noqa: E402
 import peers  # noqa: E402
+import socksmode  # noqa: E402
 
 
 def say(msg: str) -> None:

@@ -44,13 +44,13 @@ import kstats
 import netns
 import peers
 from proc import RssSampler, cpu_user_system, steady_rss_kib
+import socksmode
 
 CLOSE_PORT, HOLD_PORT, UDP_PORT, IPERF_PORT = 9100, 9101, 9102, 5201
 MSS = 1448  # bytes per segment on a 1500-byte path, to put iperf3's retransmits in proportion
 SERVER = netns.SERVER_V4
 GROUPS = ("udp", "idle_flows", "tcp_cc", "iperf")  # the order they run in; see the module comment
-MODES = ("kernel", *floor.MODES, *peers.MODES, "sluice")
-TUNNEL_MODES = (*peers.MODES, "sluice")  # a client and a relay process, through every group
+MODES = ("kernel", *floor.MODES, *peers.MODES, "sluice", *socksmode.MODES)
 FLOOR_GROUPS = ("iperf",)  # what a chain of two forwarders can run
 
 
@@ -122,7 +122,7 @@ class ModeRun:
             for key in GROUPS:
                 if key not in self.s.groups:
                     continue
-                if self.mode in floor.MODES and key not in FLOOR_GROUPS:
+                if (self.mode in floor.MODES and key not in FLOOR_GROUPS) or (self.mode in socksmode.MODES and key not in socksmode.GROUPS):
                     self.details.setdefault("skipped", []).append(key)
                     continue
                 self._group(key, getattr(self, f"test_{key}"))
@@ -182,6 +182,8 @@ class ModeRun:
             h.wait_client_up(self.topo, self.client)
         elif self.mode in peers.MODES:
             self.client, self.relay = self.peer.start(self.runner)
+        elif self.mode in socksmode.MODES:
+            self.client, self.relay = socksmode.start(self.runner, self.topo, self.s.client_args)
         elif self.mode in floor.MODES:
             self.client, self.relay = floor.start(self.runner, self.topo, self.workdir, self.forward, self.mode,
                                                   [CLOSE_PORT, IPERF_PORT])

@@ -15,9 +15,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from floor import MODES as FLOOR_MODES
+import floor
+import socksmode
 from peers import MODES as PEER_MODES
 from targets import PEERS, Target
+
+# Columns beside Sluice without a Sluice / x ratio: the floors, and Sluice through a SOCKS5 server.
+FLOOR_MODES = (*floor.MODES, *socksmode.MODES)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import SluiceWire
 final class EventPrinter: TunnelEventDelegate {
     func tunnel(_ engine: TunnelEngine, didEmit event: TunnelEvent) {
         switch event {
-        case .connecting: say("connecting to \(engine.configuration.relay)")
+        case .connecting: say("connecting to \(engine.configuration.upstreamEndpoint)")
         case .connected: say("connected")
         case .reconnecting(let reason): say("reconnecting: \(reason)")
         case .disconnected(let error): say("disconnected" + (error.map { ": \($0)" } ?? ""))

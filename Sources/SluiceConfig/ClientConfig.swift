@@ -15,14 +15,17 @@ public struct ClientConfig: Sendable, Equatable {
     /// 0 (unspec) and 253...255 (default, main, local) are the kernel's own tables.
     public static let reservedTables: Set<UInt32> = [0, 253, 254, 255]
 
-    /// The relay's endpoint (`--relay`).
-    public let relay: SocketEndpoint
-    /// The relay's static public key, 32 bytes (`--relay-public-key`).
-    public let relayPublicKey: [UInt8]
-    /// This client's static private key, 32 bytes (`--private-key`).
-    public let privateKey: [UInt8]
+    /// The relay's endpoint (`--relay`); nil with a SOCKS5 `upstream`.
+    public let relay: SocketEndpoint?
+    /// The relay's static public key, 32 bytes (`--relay-public-key`); nil with a SOCKS5 `upstream`.
+    public let relayPublicKey: [UInt8]?
+    /// This client's static private key, 32 bytes (`--private-key`); nil with a SOCKS5 `upstream`.
+    public let privateKey: [UInt8]?
     /// The pre-shared key (`--psk`), or nil for none.
     public let psk: [UInt8]?
+    /// A SOCKS5 server to send the flows to instead of a relay (`--upstream`); exactly one of it
+    /// and `relay` is set.
+    public let upstream: SocksUpstreamURL?
     /// Name of the TUN device (`--tun`), a valid Linux interface name.
     public let tun: String
     /// Addresses of the TUN device with their prefix lengths (`--address`); never empty.
@@ -69,7 +72,8 @@ public struct ClientConfig: Sendable, Equatable {
     /// Conditions worth a log line; the CLI logs them.
     public let warnings: [ConfigWarning]
 
-    public init(relay: SocketEndpoint, relayPublicKey: [UInt8], privateKey: [UInt8], psk: [UInt8]? = nil, tun: String,
+    public init(relay: SocketEndpoint?, relayPublicKey: [UInt8]?, privateKey: [UInt8]?, psk: [UInt8]? = nil,
+                upstream: SocksUpstreamURL? = nil, tun: String,
                 addresses: [IPPrefix], routes: [IPPrefix], mtu: Int = ClientConfig.defaultMTU,
                 carriers: Int = ClientConfig.defaultCarriers, fwmark: UInt32 = ClientConfig.defaultFwmark,
                 table: UInt32 = ClientConfig.defaultTable, dns: [IPAddress] = [],
@@ -78,7 +82,9 @@ public struct ClientConfig: Sendable, Equatable {
                 udpTimeout: Duration = .seconds(UDPDefaults.timeoutSeconds), maxUDPMappings: Int = UDPDefaults.maxMappings,
                 logLevel: String = "info", warnings: [ConfigWarning] = []) {
         precondition(KeyText.allHaveKeyLength([relayPublicKey, privateKey, psk]), "keys are 32 bytes")
+        precondition((relay == nil) != (upstream == nil), "a relay or a SOCKS5 upstream")
         self.relay = relay
+        self.upstream = upstream
         self.relayPublicKey = relayPublicKey
         self.privateKey = privateKey
         self.psk = psk

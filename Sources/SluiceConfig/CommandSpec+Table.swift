@@ -44,10 +44,12 @@ extension CommandSpec {
         name: "up", summary: "bring up the tunnel and carry the --route prefixes through a relay",
         synopsis: [
             "--relay ENDPOINT --relay-public-key KEY --private-key FILE --tun NAME --address CIDR... [--route CIDR...] [options]",
+            "--upstream socks5://[USER:PASSWORD@]HOST:PORT --tun NAME --address CIDR... [--route CIDR...] [options]",
             "--config FILE [options]",
         ],
-        about: "Creates the TUN device, routes the --route prefixes into it, and carries their TCP flows to the relay.",
-        flags: FlagSpec.relayAccess + [
+        about: "Creates the TUN device, routes the --route prefixes into it, and carries their TCP and UDP flows to the relay "
+            + "(or to a SOCKS5 server, with --upstream).",
+        flags: FlagSpec.relayAccessOrUpstream + [
             FlagSpec("tun", "NAME", presence: .required,
                      help: "name of the TUN device to create, at most 15 bytes"),
             FlagSpec("address", "CIDR", repeatable: true, presence: .atLeastOnce,

@@ -62,6 +62,12 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     case needsCompanion(SettingOrigin, needs: String)
     /// Two settings that exclude each other (`--json` with `--watch`).
     case conflicting(SettingOrigin, SettingOrigin)
+    /// `sluice up` with neither a relay (`--relay`…) nor a SOCKS5 server (`--upstream`).
+    case missingUpstream(command: String)
+    /// `sluice socks --listen` on an address other than loopback with no `--auth-file`.
+    case openProxy(SettingOrigin, value: String)
+    /// An `--auth-file` line that is not `user:password` (1 to 255 bytes each); `line` nil: no user at all.
+    case badAuthFile(path: String, line: Int?)
 
     public var description: String {
         switch self {
@@ -126,6 +132,16 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(origin) only applies together with \(needs); add \(needs) or leave it out."
         case .conflicting(let first, let second):
             return "\(first) and \(second) cannot be given together; choose one."
+        case .missingUpstream(let command):
+            return "sluice \(command) needs a way out: --relay ENDPOINT with --relay-public-key and --private-key (a Sluice relay), "
+                + "or --upstream socks5://HOST:PORT (a SOCKS5 server); or \"relay\" or \"upstream\" in the --config file."
+        case .badAuthFile(let path, let line?):
+            return "auth file \(path) line \(line) is not user:password (each 1 to 255 bytes; # starts a comment)."
+        case .badAuthFile(let path, nil):
+            return "auth file \(path) holds no user:password line."
+        case .openProxy(let origin, let value):
+            return "\(origin) \(shown(value, origin)) is not a loopback address, and without --auth-file anyone who reaches it could use "
+                + "the relay; add --auth-file FILE (user:password lines) or listen on 127.0.0.1 or [::1]."
         }
     }
 

@@ -28,6 +28,9 @@ public struct HostConfiguration: Sendable, Equatable {
     public var blockIPv6 = false
     /// Existing cgroups (relative to the cgroup2 root) routed like `sluice exec` (`--app-cgroup`).
     public var appCGroups: [String] = []
+    /// The upstream takes UDP at its address from the marked sockets (a SOCKS5 server's UDP relay):
+    /// the kill switch lets that through as well as TCP to its port.
+    public var upstreamTakesUDP = false
     /// Open the TUN with IFF_VNET_HDR and TSO/checksum offloads (super-packets both ways).
     public var tunOffload = true
     /// Split DNS: only names in these domains follow the DNS resolvers (`--dns-domain`); empty: all.

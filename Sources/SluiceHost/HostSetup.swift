@@ -50,7 +50,8 @@ public final class HostSetup {
         // The firewall first, so the kill switch holds before any route points anywhere.
         if settings.killSwitch || settings.blockIPv6 {
             plan.append(.firewall(FirewallRuleset(tun: interface, relay: relay, fwmark: settings.fwmark,
-                                                  killSwitch: settings.killSwitch, blockIPv6: settings.blockIPv6)))
+                                                  killSwitch: settings.killSwitch, blockIPv6: settings.blockIPv6,
+                                                  relayUDP: settings.upstreamTakesUDP)))
         }
         plan += HostRouting.tunnelPlan(
             interface: interface, mtu: mtu, addresses: settings.addresses, routes: settings.routes,

@@ -70,3 +70,21 @@ extension SocketEndpoint {
         return SocketEndpoint(address: .v6(0, 0xFFFF_0000_0000 | UInt64(a)), port: port)
     }
 }
+
+extension Socket {
+    /// A non-blocking, close-on-exec UDP socket for `family`'s address, unbound.
+    public static func udp(for address: IPAddress) throws(SystemError) -> Socket {
+        let flags = Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        let fd = socket(address.isIPv4 ? AF_INET : AF_INET6, flags, 0)
+        guard fd >= 0 else { throw SystemError("socket(UDP)") }
+        return Socket(fd: fd)
+    }
+}
+
+extension Socket {
+    /// Binds to `endpoint` (port 0: the kernel picks one).
+    public func bind(to endpoint: SocketEndpoint) throws(SystemError) {
+        let r = endpoint.withSockaddr { Glibc.bind(fd, $0, $1) }
+        guard r == 0 else { throw SystemError("bind(\(endpoint))") }
+    }
+}

@@ -78,7 +78,7 @@ public struct Socket: Sendable {
         do throws(SystemError) {
             try s.setOption(SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR")
             if !endpoint.address.isIPv4 { try s.setOption(Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0, "IPV6_V6ONLY") }
-            let r = endpoint.withSockaddr { bind(s.fd, $0, $1) }
+            let r = endpoint.withSockaddr { Glibc.bind(s.fd, $0, $1) }
             guard r == 0 else {
                 let code = errno
                 throw SystemError("bind(\(endpoint))", code: code, hint: code == EADDRINUSE ? "another process listens on this port" : nil)

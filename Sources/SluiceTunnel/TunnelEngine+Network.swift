@@ -23,11 +23,8 @@ extension TunnelEngine {
     /// On the loop thread.
     @discardableResult
     public func reconnect(reason: String, keepingCarriersFrom source: IPAddress?) -> Int {
-        let closed = pool.redial(reason: reason) { carrier in
-            guard let source, let local = try? carrier.socket.localEndpoint() else { return false }
-            return local.address == source
-        }
-        if closed > 0 && pool.pick() == nil && state == .connected {
+        let (closed, up) = upstream.pathChanged(reason: reason, keepingConnectionsFrom: source)
+        if closed > 0 && up == 0 && state == .connected {
             change(to: .reconnecting, .reconnecting(reason: reason))
         }
         return closed

@@ -24,6 +24,7 @@ extension TunnelEngine {
             "tcp-refused-no-carrier": counters.tcpRefusedNoCarrier,
             "udp-no-carrier": forwarder.droppedNoCarrier,
             "udp-carrier-full": forwarder.droppedCarrierFull,
+            "udp-upstream-unsupported": forwarder.droppedUnsupported,
             "udp-family-mismatch": forwarder.droppedFamilyMismatch,
             "udp-unencodable": counters.udpUnencodable,
             "dns-direct-send-failed": forwarder.droppedDirectDNS,
@@ -31,6 +32,7 @@ extension TunnelEngine {
             "packet-flow-write-failed": out.writeFailures,
         ]
         for (reason, count) in counters.tcpRefusedByRelay { drops["tcp-refused-by-relay-\(reason.name)"] = count }
+        drops.merge(upstream.drops) { $0 + $1 }
         let events: [String: Int] = [
             "echo-replies": counters.echoReplies,
             "tcp-resets-sent": lwip.resetsSent,
@@ -48,8 +50,8 @@ extension TunnelEngine {
             "super-packets": output.coalescer?.superPackets ?? 0,
         ]
         return TunnelStatistics(
-            state: state, relay: "\(configuration.relay)", relayPublicKey: configuration.relayPublicKey.base64,
-            carriers: pool.statistics(),
+            state: state, relay: upstream.name, relayPublicKey: relayPublicKey,
+            carriers: upstream.statistics(),
             flows: .init(tcp: stack.flowCount, tcpOpening: stack.heldSYNCount, udpMappings: udp.mappingCount),
             traffic: .init(
                 packetsFromApplications: counters.packetsIn, bytesFromApplications: counters.bytesIn,
@@ -59,6 +61,12 @@ extension TunnelEngine {
                 udpDatagramsDown: forwarder.datagramsIn, udpBytesDown: forwarder.bytesIn),
             rates: rates.rates(at: loop.now, up: up, down: down),
             drops: drops.filter { $0.value != 0 }, events: events.filter { $0.value != 0 })
+    }
+
+    /// The relay's key as configured, base64; empty with a SOCKS5 upstream.
+    private var relayPublicKey: String {
+        if case .relay(_, let key, _, _) = configuration.upstream { return key.base64 }
+        return ""
     }
 
     /// Samples the payload totals once a second for `TunnelStatistics.rates`.

@@ -14,11 +14,13 @@ import SluiceWire
 //     completes a partial checksum the flow left (offload).
 //  2. `dispatch` parses it once (`PacketSummary`): TCP goes to lwIP (`TCPStack.input`). A SYN for
 //     a new flow is held there and reported (`stack(_:didReceiveSYNFor:)`): the engine opens a
-//     stream on the least-loaded carrier (`FlowBridge.open` → OPEN), and only OPEN_OK lets lwIP
-//     answer the SYN (`TCPStack.admit`); RESET answers it with RST.
+//     stream through its `Upstream` (`FlowBridge.open`: OPEN on the least-loaded carrier, or a SOCKS5
+//     CONNECT), and only its success (OPEN_OK, the SOCKS reply) lets lwIP answer the SYN
+//     (`TCPStack.admit`); a refusal (RESET, a failed reply) answers it with RST.
 //  3. lwIP queues the segment's bytes on the flow (`TCPFlow.lwipReceived`); `FlowBridge.pumpToRelay`
-//     reads as many as the stream's credit and the carrier budget take (`MuxStream.send`), which
-//     encodes DATA frames into the session's record buffer.
+//     reads as many as the stream's credit and the carrier budget take (`UpstreamStream.send` →
+//     `MuxStream.send`), which encodes DATA frames into the session's record buffer. (A SOCKS5
+//     stream takes what its socket's queue has room for instead: `SocksStream`.)
 //  4. End of the loop turn, in this order:
 //     a. the carriers seal their records and write them (`Carrier.flush`, queued by `afterTurn`);
 //     b. lwIP's timers run and every flow that received or was read opens its receive window once
@@ -38,15 +40,20 @@ import SluiceWire
 //     lwIP's `sent` callback (the application's ACKs) drains the bridge and returns more credit.
 //
 // UDP skips lwIP: `UDPForwarder` maps each application source endpoint to one association
-// (DATAGRAM frames), and writes replies as whole IP packets (fragmented to the MTU) to the output.
+// (DATAGRAM frames, or a SOCKS5 UDP ASSOCIATE), and writes replies as whole IP packets (fragmented
+// to the MTU) to the output.
+//
+// The `Upstream` seam (Upstream/Upstream.swift) is crossed once per flow to open it and once per
+// chunk of bytes (a pbuf, a DATA frame) after that, never per byte.
 
 /// The client tunnel engine: lwIP for TCP, UDP mappings with DNS redirect, ICMP echo, flows bridged
-/// to streams of encrypted carriers to a relay, reconnects — driven by any `PacketFlow`, reaching
-/// the relay through any `CarrierTransport`, reporting to a `TunnelEventDelegate`.
+/// to streams of an `Upstream` (encrypted carriers to a relay with reconnects, or a SOCKS5 server)
+/// — driven by any `PacketFlow`, reaching the upstream through any `CarrierTransport`, reporting to
+/// a `TunnelEventDelegate`.
 ///
 /// Thread rule: create it on its loop's thread and call it only there. The loop's thread owns lwIP,
 /// whose state is global: one engine per process.
-public final class TunnelEngine: TCPStackDelegate, CarrierPoolDelegate {
+public final class TunnelEngine: TCPStackDelegate, UpstreamDelegate {
     public let configuration: TunnelConfiguration
     public weak var delegate: TunnelEventDelegate?
     public private(set) var state: TunnelState = .disconnected
@@ -59,7 +66,8 @@ public final class TunnelEngine: TCPStackDelegate, CarrierPoolDelegate {
     unowned let loop: EventLoop
     let flow: PacketFlow
     let stack: TCPStack
-    let pool: CarrierPool
+    /// Where flows leave: the relay's carriers, or the SOCKS5 server.
+    public let upstream: Upstream
     let output: PacketOutput
     lazy var udp = UDPForwarder(engine: self)
     let reassembler = FragmentReassembler()
@@ -74,9 +82,24 @@ public final class TunnelEngine: TCPStackDelegate, CarrierPoolDelegate {
     var fragmentScratch = [UInt8](repeating: 0, count: 65536)
     var nextFragmentID: UInt32 = 1
 
-    /// Sets the engine up on `loop` (not yet started: see `start()`).
-    public init(configuration: TunnelConfiguration, packetFlow: PacketFlow,
-                transport: any CarrierTransport = DirectCarrierTransport(), loop: EventLoop) throws(TunnelError) {
+    /// Sets the engine up on `loop` (not yet started: see `start()`), with the upstream its
+    /// configuration names, whose sockets `transport` makes.
+    public convenience init(configuration: TunnelConfiguration, packetFlow: PacketFlow,
+                            transport: any CarrierTransport = DirectCarrierTransport(), loop: EventLoop) throws(TunnelError) {
+        let upstream: Upstream
+        switch configuration.upstream {
+        case .relay(let relay, let publicKey, let privateKey, let psk):
+            let target = CarrierTarget(relay: relay, relayPublicKey: publicKey, privateKey: privateKey, psk: psk, transport: transport)
+            upstream = RelayUpstream(target: target, carriers: configuration.carriers, mux: configuration.mux, loop: loop)
+        case .socks5(let server):
+            upstream = SocksUpstream(server: server, transport: transport, window: configuration.mux.streamWindow, loop: loop)
+        }
+        try self.init(configuration: configuration, packetFlow: packetFlow, upstream: upstream, loop: loop)
+    }
+
+    /// Sets the engine up on `loop` with an upstream of the caller's (its configuration's
+    /// `upstream` is then only what statistics show).
+    public init(configuration: TunnelConfiguration, packetFlow: PacketFlow, upstream: Upstream, loop: EventLoop) throws(TunnelError) {
         if sluice_checksum_self_test() == 0 {
             Log.warning("the fast checksum routine disagreed with lwIP's reference; using the reference", "tunnel")
         }
@@ -93,12 +116,12 @@ public final class TunnelEngine: TCPStackDelegate, CarrierPoolDelegate {
         } catch {
             throw TunnelError(.setup, "\(error)", isFatal: true)
         }
-        pool = CarrierPool(count: configuration.carriers, target: configuration.carrierTarget(transport), mux: configuration.mux, loop: loop)
+        self.upstream = upstream
         stack.delegate = self
-        pool.delegate = self
+        upstream.delegate = self
     }
 
-    /// Starts reading the packet flow and dialling the carriers. Emits `.connecting`.
+    /// Starts reading the packet flow and connecting the upstream. Emits `.connecting`.
     public func start() throws(TunnelError) {
         do {
             try flow.start(on: loop) { [unowned self] in self.readFlow() }
@@ -114,7 +137,7 @@ public final class TunnelEngine: TCPStackDelegate, CarrierPoolDelegate {
         directDNS?.start(on: loop) { [unowned self] payload, source, application in self.emitUDP(payload, from: source, to: application) }
         scheduleRateSample()
         change(to: .connecting, .connecting)
-        pool.start()
+        upstream.start()
     }
 
     /// Closes every flow and carrier and stops reading. Emits `.disconnected(nil)`. The engine
@@ -127,7 +150,7 @@ public final class TunnelEngine: TCPStackDelegate, CarrierPoolDelegate {
         guard state != .disconnected || endOfTurn != nil else { return }
         udp.closeAll()
         directDNS?.stop()
-        pool.stop()
+        upstream.stop()
         stack.flushOutput()
         stack.shutdown()
         output.flush()
@@ -175,16 +198,17 @@ public final class TunnelEngine: TCPStackDelegate, CarrierPoolDelegate {
     // MARK: TCPStackDelegate
 
     public func stack(_ stack: TCPStack, didReceiveSYNFor key: FlowKey) {
-        guard let carrier = pool.pick() else {
-            Log.debug("flow \(key) refused: no carrier is up", "tunnel")
+        let bridge = FlowBridge(key: key, engine: self)
+        do {
+            // DNS over TCP follows the DNS redirect like DNS over UDP; lwIP still answers as the address dialled.
+            try bridge.open(via: upstream, to: dnsResolver(for: key.destination, from: key.application) ?? key.destination)
+        } catch {
+            Log.debug("flow \(key) refused: nothing is up to carry it (\(upstream.name))", "tunnel")
             counters.tcpRefusedNoCarrier += 1
             stack.refuse(key)
             return
         }
-        let bridge = FlowBridge(key: key, engine: self)
         bridges[key] = bridge
-        // DNS over TCP follows the DNS redirect like DNS over UDP; lwIP still answers as the address dialled.
-        bridge.open(on: carrier, to: dnsResolver(for: key.destination, from: key.application) ?? key.destination)
     }
 
     public func stack(_ stack: TCPStack, didAbandon key: FlowKey) { bridges[key]?.abandon() }
@@ -201,19 +225,19 @@ public final class TunnelEngine: TCPStackDelegate, CarrierPoolDelegate {
         if bridges[bridge.key] === bridge { bridges[bridge.key] = nil }
     }
 
-    // MARK: CarrierPoolDelegate
+    // MARK: UpstreamDelegate
 
-    func pool(_ pool: CarrierPool, carrierUp label: String, upCount: Int) {
+    public func upstream(_ upstream: Upstream, pathUp label: String, upCount: Int) {
         if state != .connected { change(to: .connected, .connected) }
     }
 
-    func pool(_ pool: CarrierPool, carrierLost label: String, end: CarrierEnd, upCount: Int) {
-        let reason = "carrier \(label) lost: \(end)"
+    public func upstream(_ upstream: Upstream, pathLost label: String, reason: String, upCount: Int) {
+        let reason = "\(label) lost: \(reason)"
         delegate?.tunnel(self, didEmit: .error(TunnelError(.carrierLost, reason, isFatal: false)))
         if upCount == 0 && state == .connected { change(to: .reconnecting, .reconnecting(reason: reason)) }
     }
 
-    func pool(_ pool: CarrierPool, dialFailed index: Int, _ failure: DialFailure) {
-        delegate?.tunnel(self, didEmit: .error(TunnelError(.dial, "carrier #\(index): \(failure)", isFatal: false)))
+    public func upstream(_ upstream: Upstream, dialFailed label: String, reason: String) {
+        delegate?.tunnel(self, didEmit: .error(TunnelError(.dial, "\(label): \(reason)", isFatal: false)))
     }
 }

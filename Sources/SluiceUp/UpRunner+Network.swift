@@ -22,7 +22,7 @@ extension UpRunner {
             }
         }
         do {
-            network = try NetworkWatch(loop: loop, relay: tunnel.relay.address, fwmark: host.fwmark, table: host.table, tunName: host.tun)
+            network = try NetworkWatch(loop: loop, relay: tunnel.upstreamEndpoint.address, fwmark: host.fwmark, table: host.table, tunName: host.tun)
         } catch {
             Log.warning("network changes go unnoticed until the carriers time out: \(error)", "client")
         }

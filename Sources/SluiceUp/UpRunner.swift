@@ -45,7 +45,7 @@ public final class UpRunner: TunnelEventDelegate {
             throw error
         }
         do {
-            try setup.install(host, relay: tunnel.relay, resolvers: tunnel.dnsResolvers.map(\.address), mtu: tunnel.mtu, interface: flow.tun.name)
+            try setup.install(host, relay: tunnel.upstreamEndpoint, resolvers: tunnel.dnsResolvers.map(\.address), mtu: tunnel.mtu, interface: flow.tun.name)
             engine = try TunnelEngine(configuration: tunnel, packetFlow: flow, transport: MarkedCarrierTransport(fwmark: host.fwmark), loop: loop)
         } catch {
             setup.teardown()
@@ -71,7 +71,7 @@ public final class UpRunner: TunnelEventDelegate {
         var routed = host.routes.map(\.description)
         if host.routeAll { routed.insert("all (--route-all)", at: 0) }
         let guards = (host.killSwitch ? "; kill switch on" : "") + (host.blockIPv6 ? "; IPv6 blocked" : "")
-        Log.info("tunnel \(flow.tun.name) up: \(host.addresses.map(\.description).joined(separator: ", ")); routes \(routed.joined(separator: ", ")); relay \(tunnel.relay)\(guards)", "client")
+        Log.info("tunnel \(flow.tun.name) up: \(host.addresses.map(\.description).joined(separator: ", ")); routes \(routed.joined(separator: ", ")); upstream \(engine.upstream.name)\(guards)", "client")
         loop.run()
         shutdown()
     }

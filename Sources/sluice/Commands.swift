@@ -4,6 +4,7 @@ import SluiceControl
 import SluiceCrypto
 import SluiceHost
 import SluiceLog
+import SluiceSocks
 import SluiceSystem
 import SluiceRelay
 import SluiceTunnel
@@ -70,9 +71,17 @@ enum Commands {
         guard getuid() == 0 || hasNetAdmin() else {
             throw CommandFailure(message: "sluice up needs root or CAP_NET_ADMIN to create the TUN device and routes — run it with sudo", exitCode: 1)
         }
-        var tunnel = try TunnelConfiguration(
-            relay: config.relay, relayPublicKey: PublicKey(bytes: config.relayPublicKey), privateKey: PrivateKey(bytes: config.privateKey),
-            psk: config.psk.map { try PresharedKey(bytes: $0) })
+        var tunnel: TunnelConfiguration
+        if let upstream = config.upstream {
+            let credentials = upstream.username.flatMap { SocksCredentials(username: $0, password: upstream.password ?? []) }
+            tunnel = TunnelConfiguration(socks: SocksServer(endpoint: upstream.endpoint, credentials: credentials))
+        } else if let relay = config.relay, let relayKey = config.relayPublicKey, let privateKey = config.privateKey {
+            tunnel = try TunnelConfiguration(
+                relay: relay, relayPublicKey: PublicKey(bytes: relayKey), privateKey: PrivateKey(bytes: privateKey),
+                psk: config.psk.map { try PresharedKey(bytes: $0) })
+        } else {
+            preconditionFailure("ClientConfig has a relay or an upstream")
+        }
         tunnel.carriers = config.carriers
         tunnel.mtu = config.mtu
         tunnel.dnsResolvers = config.dns.map { SocketEndpoint(address: $0, port: 53) }
@@ -88,6 +97,7 @@ enum Commands {
         host.appCGroups = config.appCGroups
         host.dnsDomains = config.dnsDomains
         host.resolver = HostConfiguration.Resolver(rawValue: config.resolver.rawValue) ?? .auto
+        host.upstreamTakesUDP = config.upstream != nil
         let runner: UpRunner
         do {
             runner = try UpRunner(tunnel: tunnel, host: host)

@@ -13,7 +13,7 @@ enum StatusView {
     static func tunnel(_ status: TunnelStatus, now: Double) -> String {
         let s = status.statistics
         var lines = ["tunnel \(status.tun) (sluice up, pid \(status.pid)): \(s.state.rawValue)"]
-        lines.append("  relay: \(s.relay), key \(s.relayPublicKey)")
+        lines.append(s.relayPublicKey.isEmpty ? "  upstream: \(s.relay)" : "  relay: \(s.relay), key \(s.relayPublicKey)")
         lines.append("  addresses: \(status.addresses.joined(separator: ", "))")
         lines.append("  flows: \(s.flows.tcp) TCP" + (s.flows.tcpOpening > 0 ? " (+\(s.flows.tcpOpening) opening)" : "")
             + ", \(s.flows.udpMappings) UDP mapping\(s.flows.udpMappings == 1 ? "" : "s")")
@@ -21,7 +21,8 @@ enum StatusView {
         lines.append("  transfer: \(bytes(t.tcpBytesUp + t.udpBytesUp)) up, \(bytes(t.tcpBytesDown + t.udpBytesDown)) down"
             + "; now \(rate(s.rates.bytesPerSecondUp)) up, \(rate(s.rates.bytesPerSecondDown)) down")
         for c in s.carriers {
-            var line = "  carrier #\(c.index): \(c.state.rawValue)"
+            // A SOCKS5 upstream has one entry, the server; its streams are connections of their own.
+            var line = s.relayPublicKey.isEmpty ? "  SOCKS5 server: \(c.state.rawValue)" : "  carrier #\(c.index): \(c.state.rawValue)"
             if let since = c.upSince { line += " for \(duration(now - since))" }
             if let handshake = c.lastHandshake { line += ", handshake \(duration(now - handshake)) ago" }
             if let rtt = c.rttMicroseconds { line += ", rtt \(milliseconds(rtt))" }

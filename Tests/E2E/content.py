@@ -69,3 +69,12 @@ if __name__ == "__main__":  # `python3 content.py N` prints the sha256 of the co
     import sys
 
     print(sha256(int(sys.argv[1])))
+
+
+def file_sha256(path) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB pieces (what a test downloaded)."""
+    d = hashlib.sha256()
+    with open(path, "rb") as f:
+        while b := f.read(1 << 20):
+            d.update(b)
+    return d.hexdigest()

@@ -95,3 +95,25 @@ class MountJail(NamespaceJail):
             self.close()
             raise RuntimeError("mount jail: /etc/resolv.conf is not the bind-mounted copy inside")
 
+    def resolv(self) -> str:
+        return self.run(["cat", "/etc/resolv.conf"]).stdout
+
+
+
+class FileJail(NamespaceJail):
+    """A `sleep` in network namespace `ns` and a private mount namespace in which each file of
+    `files` (path inside → text) is a copy of the test's, bind-mounted over the machine's: an
+    /etc/hosts only a process in the jail sees, say."""
+
+    def __init__(self, ns: str, workdir: Path, files: dict[str, str]) -> None:
+        mounts = []
+        for i, (target, text) in enumerate(files.items()):
+            copy = workdir / f"jail-file-{i}"
+            copy.write_text(text)
+            copy.chmod(0o644)
+            mounts.append(f"mount --bind '{copy}' '{target}'")
+        script = "set -e; " + "; ".join(mounts) + "; echo ready; exec sleep 100000"
+        self.proc = subprocess.Popen(["ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private",
+                                      "--", "sh", "-c", script],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self._await_ready("file jail")

@@ -120,7 +120,7 @@ final class ArgumentParserTests: XCTestCase {
             "pubkey": ["help"],
             "relay": ["listen", "private-key", "allow-client", "psk", "max-streams", "handshake-timeout", "udp-timeout",
                       "max-udp-mappings", "no-bench", "control", "log-level", "config", "help"],
-            "up": ["relay", "relay-public-key", "private-key", "psk", "tun", "address", "route", "mtu", "carriers", "fwmark",
+            "up": ["relay", "relay-public-key", "private-key", "psk", "upstream", "tun", "address", "route", "mtu", "carriers", "fwmark",
                    "table", "dns", "dns-domain", "resolver", "route-all", "exclude", "route-local", "kill-switch", "no-ipv6", "app-cgroup",
                    "udp-timeout", "max-udp-mappings", "log-level", "config", "help"],
             "down": ["tun", "log-level", "help"],
@@ -129,6 +129,7 @@ final class ArgumentParserTests: XCTestCase {
             "cgroup": ["tun", "log-level", "help"],
             "bench": ["relay", "relay-public-key", "private-key", "psk", "seconds", "direction", "streams", "carriers", "json",
                       "log-level", "config", "help"],
+            "socks": ["listen", "relay", "relay-public-key", "private-key", "psk", "carriers", "auth-file", "log-level", "config", "help"],
         ]
         XCTAssertEqual(Dictionary(uniqueKeysWithValues: CommandSpec.all.map { ($0.name, $0.flags.map(\.name)) }), expected)
         let repeatable = CommandSpec.all.flatMap { $0.flags.filter(\.repeatable).map { "\($0.name)" } }

@@ -77,7 +77,7 @@ final class CarrierPool {
         return best
     }
 
-    private var upCount: Int { slots.reduce(0) { $0 + ($1.carrier == nil ? 0 : 1) } }
+    var upCount: Int { slots.reduce(0) { $0 + ($1.carrier == nil ? 0 : 1) } }
 
     /// The path to the relay changed (`reason` says why, such as "network changed"): closes every
     /// carrier that `survives` rejects — its streams are reset at once — and dials again now: the

@@ -1,8 +1,8 @@
 import SluiceCrypto
 import SluiceWire
 
-/// What a `CarrierDialer` needs to reach and authenticate to a relay: shared by the engine and
-/// `sluice bench`.
+/// What a `CarrierDialer` needs to reach and authenticate to a relay: shared by the engine,
+/// `sluice bench` and `sluice socks`.
 public struct CarrierTarget: Sendable {
     public var relay: SocketEndpoint
     public var relayPublicKey: PublicKey
@@ -17,12 +17,5 @@ public struct CarrierTarget: Sendable {
         self.privateKey = privateKey
         self.psk = psk
         self.transport = transport
-    }
-}
-
-extension TunnelConfiguration {
-    /// The relay and keys of this configuration, reached through `transport`.
-    func carrierTarget(_ transport: any CarrierTransport) -> CarrierTarget {
-        CarrierTarget(relay: relay, relayPublicKey: relayPublicKey, privateKey: privateKey, psk: psk, transport: transport)
     }
 }

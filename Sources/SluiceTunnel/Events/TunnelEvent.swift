@@ -1,6 +1,8 @@
 /// The tunnel's state as its host sees it, in the manner of a packet-tunnel provider's status:
 /// connecting until the first carrier is up, connected while any is, reconnecting while all are
-/// lost and being redialled, disconnected after `stop()` or a fatal error.
+/// lost and being redialled, disconnected after `stop()` or a fatal error. With a SOCKS5 upstream
+/// the "carrier" is the server: connected once it answered a check (greeting and credentials),
+/// reconnecting after a connection to it failed, until a check passes again.
 public enum TunnelState: String, Sendable, Codable, Equatable {
     case connecting
     case connected
@@ -10,7 +12,7 @@ public enum TunnelState: String, Sendable, Codable, Equatable {
 
 /// What the engine tells its host (`TunnelEventDelegate`), on the engine's loop thread.
 public enum TunnelEvent: Sendable, Equatable {
-    /// `start()` was called; the first carrier is being dialled.
+    /// `start()` was called; the first carrier is being dialled (or the SOCKS5 server checked).
     case connecting
     /// A carrier is up: flows can be carried. Sent on the first carrier and again after every
     /// recovery from `reconnecting`.

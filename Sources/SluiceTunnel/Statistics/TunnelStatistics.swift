@@ -2,7 +2,8 @@
 /// docs/configuration.md, "sluice status"). Taken on the engine's loop thread by `statistics()`.
 public struct TunnelStatistics: Sendable, Codable, Equatable {
     public var state: TunnelState
-    /// The relay's endpoint and its public key, base64 as configured.
+    /// The relay's endpoint and its public key, base64 as configured; with a SOCKS5 upstream,
+    /// `socks5://HOST:PORT` (never the password) and an empty key.
     public var relay: String
     public var relayPublicKey: String
     public var carriers: [CarrierStatistics]
@@ -20,7 +21,7 @@ public struct TunnelStatistics: Sendable, Codable, Equatable {
     public struct Flows: Sendable, Codable, Equatable {
         /// TCP flows the engine carries (accepted by lwIP and joined to a stream).
         public var tcp: Int
-        /// TCP flows whose SYN is held while the relay connects.
+        /// TCP flows whose SYN is held while the relay (or SOCKS5 server) connects.
         public var tcpOpening: Int
         /// UDP mappings (application source endpoints with an association).
         public var udpMappings: Int

@@ -1,24 +1,25 @@
-import SluiceCarrier
-import SluiceCrypto
 import SluiceIO
 import SluiceLog
 import SluiceMux
 import SluiceStack
 import SluiceWire
 
-/// Joins one application TCP flow (lwIP) to one mux stream. Loop-confined.
+/// Joins one application TCP flow (lwIP) to one stream of the engine's `Upstream`. Loop-confined.
 ///
-/// Opening: the application's SYN is held while the relay connects; OPEN_OK admits it into lwIP,
-/// RESET answers it with RST (so connect() fails with ECONNREFUSED). Data moves under backpressure
-/// both ways: application bytes leave lwIP only as the stream has credit, relay bytes are returned as
-/// credit only once lwIP accepted them for the application.
-final class FlowBridge: MuxStreamHandler, TCPFlowHandler {
+/// Opening: the application's SYN is held while the upstream connects; its success admits it into
+/// lwIP, a refusal answers it with RST (so connect() fails with ECONNREFUSED). Data moves under
+/// backpressure both ways: application bytes leave lwIP only as the stream takes them (credit, or
+/// room in a SOCKS socket's queue), upstream bytes are reported consumed only once lwIP accepted
+/// them for the application.
+final class FlowBridge: UpstreamStreamHandler, TCPFlowHandler {
     let key: FlowKey
     private unowned let engine: TunnelEngine
-    private(set) var stream: MuxStream?
+    private(set) var stream: UpstreamStream?
     private var flow: TCPFlow?
-    /// Bytes from the relay that lwIP could not take yet (bounded by the stream window).
+    /// Bytes from the upstream that lwIP could not take yet (bounded by the stream window).
     private let toApplication = ByteQueue(capacity: 0)
+    private var sentFIN = false
+    private var receivedFIN = false
     private var ended = false
 
     init(key: FlowKey, engine: TunnelEngine) {
@@ -26,44 +27,45 @@ final class FlowBridge: MuxStreamHandler, TCPFlowHandler {
         self.engine = engine
     }
 
-    func open(on carrier: Carrier, to destination: SocketEndpoint) {
-        stream = carrier.session.open(to: Destination(destination), handler: self)
+    func open(via upstream: Upstream, to destination: SocketEndpoint) throws(UpstreamUnavailable) {
+        stream = try upstream.openStream(to: Destination(destination), handler: self)
     }
 
     // MARK: opening
 
-    func streamDidOpen(_ stream: MuxStream) { engine.stack.admit(key) }
+    func upstreamStreamDidOpen(_ stream: UpstreamStream) { engine.stack.admit(key) }
 
     func attach(_ flow: TCPFlow) {
         self.flow = flow
         flow.handler = self
         drainToApplication()
-        pumpToRelay()
+        pumpToUpstream()
     }
 
-    /// The application abandoned its SYN before the relay answered.
+    /// The application abandoned its SYN before the upstream answered.
     func abandon() {
-        stream?.reset(.closed)
+        stream?.reset()
         end()
     }
 
-    // MARK: application -> relay
+    // MARK: application -> upstream
 
-    func flowHasInput(_ flow: TCPFlow) { pumpToRelay() }
-    func streamCanSend(_ stream: MuxStream) { pumpToRelay() }
+    func flowHasInput(_ flow: TCPFlow) { pumpToUpstream() }
+    func upstreamStreamCanSend(_ stream: UpstreamStream) { pumpToUpstream() }
 
-    private func pumpToRelay() {
+    private func pumpToUpstream() {
         guard let flow, let stream, !ended else { return }
         engine.counters.tcpBytesUp += flow.read { bytes in stream.send(bytes) }
-        if flow.inputEnded && !stream.sentFIN {
+        if flow.inputEnded && !sentFIN {
+            sentFIN = true
             stream.finish()
             closeIfDone()
         }
     }
 
-    // MARK: relay -> application
+    // MARK: upstream -> application
 
-    func stream(_ stream: MuxStream, didReceive data: UnsafeRawBufferPointer) {
+    func upstreamStream(_ stream: UpstreamStream, didReceive data: UnsafeRawBufferPointer) {
         var taken = 0
         if toApplication.isEmpty, let flow { taken = flow.write(data) }
         if taken < data.count { toApplication.append(UnsafeRawBufferPointer(rebasing: data[taken...])) }
@@ -75,7 +77,10 @@ final class FlowBridge: MuxStreamHandler, TCPFlowHandler {
 
     func flowCanWrite(_ flow: TCPFlow) { drainToApplication() }
 
-    func streamDidReceiveFIN(_ stream: MuxStream) { drainToApplication() }
+    func upstreamStreamDidReceiveFIN(_ stream: UpstreamStream) {
+        receivedFIN = true
+        drainToApplication()
+    }
 
     private func drainToApplication() {
         guard let flow, !ended else { return }
@@ -90,15 +95,15 @@ final class FlowBridge: MuxStreamHandler, TCPFlowHandler {
             stream?.consumed(total)
             engine.counters.tcpBytesDown += total
         }
-        if toApplication.isEmpty, let stream, stream.receivedFIN {
+        if toApplication.isEmpty, receivedFIN {
             flow.shutdownOutput()
             closeIfDone()
         }
     }
 
     private func closeIfDone() {
-        guard let flow, let stream else { return }
-        if stream.sentFIN && stream.receivedFIN && toApplication.isEmpty && flow.inputEnded {
+        guard let flow else { return }
+        if sentFIN && receivedFIN && toApplication.isEmpty && flow.inputEnded {
             flow.close()
             end()
         }
@@ -106,19 +111,20 @@ final class FlowBridge: MuxStreamHandler, TCPFlowHandler {
 
     // MARK: resets
 
-    func stream(_ stream: MuxStream, didReset reason: ResetReason, message: String) {
+    func upstreamStream(_ stream: UpstreamStream, didEnd reason: ResetReason, message: String) {
         if let flow {
             flow.abort()
         } else {
-            if reason != .closed { Log.debug("flow \(key) refused by relay: \(reason) \(message)", "tunnel") }
+            if reason != .closed { Log.debug("flow \(key) refused by the upstream: \(reason) \(message)", "tunnel") }
             engine.counters.tcpRefusedByRelay[reason, default: 0] += 1
             engine.stack.refuse(key)
         }
+        self.stream = nil
         end()
     }
 
     func flowDidReset(_ flow: TCPFlow) {
-        stream?.reset(.closed)
+        stream?.reset()
         end()
     }
 

@@ -3,10 +3,11 @@ import SluiceLoop
 import SluiceMux
 import SluiceWire
 
-/// UDP from the packet flow, carried as UDP associations (docs/protocol.md §6). Loop-confined.
+/// UDP from the packet flow, carried as UDP associations of the upstream (docs/protocol.md §6, or
+/// SOCKS5 UDP ASSOCIATE). Loop-confined.
 ///
 /// One mapping per application source address and port, for as long as it is used: whatever the
-/// application sends from it goes out of one relay-side socket, and whatever reaches that socket comes
+/// application sends from it goes out of one socket at the far end, and whatever reaches that socket comes
 /// back with its real source (endpoint-independent mapping, "full cone"). Mappings expire after the
 /// UDP timeout idle; at the mapping cap the one idle longest is closed first. With DNS redirect,
 /// datagrams to port 53 go to the configured resolvers instead (`DNSRedirect`), and the answers come
@@ -22,6 +23,8 @@ final class UDPForwarder {
         var droppedNoCarrier = 0
         /// Dropped toward the relay: the carrier's budget was used up (datagrams never queue).
         var droppedCarrierFull = 0
+        /// Dropped: the upstream cannot carry UDP (a SOCKS5 server without UDP ASSOCIATE).
+        var droppedUnsupported = 0
         /// Dropped toward the application: a reply from an address family the mapping is not.
         var droppedFamilyMismatch = 0
         var errorsToApplication = 0
@@ -69,6 +72,7 @@ final class UDPForwarder {
             counters.bytesOut += payload.count
         case .noCarrier: counters.droppedNoCarrier += 1
         case .carrierFull: counters.droppedCarrierFull += 1
+        case .unsupported: counters.droppedUnsupported += 1
         }
     }
 
@@ -123,7 +127,7 @@ final class UDPForwarder {
 
     // MARK: called by UDPMapping
 
-    func carrier() -> MuxSession? { engine.pool.pick()?.session }
+    var upstream: Upstream { engine.upstream }
 
     /// A datagram from `source` for `mapping`'s application: written toward it, fragmented to the MTU.
     func deliver(_ payload: UnsafeRawBufferPointer, from source: SocketEndpoint, to mapping: UDPMapping) {

@@ -1,20 +1,22 @@
 import SluiceMux
 import SluiceWire
 
-/// One application source endpoint and its association on a carrier. Loop-confined.
-final class UDPMapping: MuxStreamHandler {
+/// One application source endpoint and its association through the upstream. Loop-confined.
+final class UDPMapping: UpstreamAssociationHandler {
     /// What became of a datagram handed to `send`.
     enum SendResult {
         case sent
-        /// No carrier is up to open the association on.
+        /// Nothing is up to open the association on.
         case noCarrier
-        /// The carrier's budget is used up: datagrams are dropped, never queued (docs/protocol.md §6).
+        /// The way up is full: datagrams are dropped, never queued (docs/protocol.md §6).
         case carrierFull
+        /// The upstream cannot carry UDP (a SOCKS5 server without UDP ASSOCIATE).
+        case unsupported
     }
 
     let application: SocketEndpoint
     private unowned let forwarder: UDPForwarder
-    private var stream: MuxStream?
+    private var association: UpstreamAssociation?
     var lastActivity: UInt64 = 0
     /// Resolvers substituted by DNS redirect, and the address the application asked: answers from
     /// the resolver must appear to come from there.
@@ -25,36 +27,40 @@ final class UDPMapping: MuxStreamHandler {
         self.forwarder = forwarder
     }
 
-    /// Sends one datagram, opening the association on first use (or after the relay closed it).
+    /// Sends one datagram, opening the association on first use (or after the far end closed it).
     func send(_ payload: UnsafeRawBufferPointer, to destination: SocketEndpoint) -> SendResult {
-        let open: MuxStream
-        if let stream, !stream.isClosed {
-            open = stream
+        let open: UpstreamAssociation
+        if let association, !association.isClosed {
+            open = association
         } else {
-            guard let session = forwarder.carrier() else { return .noCarrier }
-            open = session.openAssociation(to: Destination(destination), handler: self)
-            stream = open
+            do {
+                open = try forwarder.upstream.openAssociation(to: Destination(destination), handler: self)
+            } catch .udpUnsupported {
+                return .unsupported
+            } catch {
+                return .noCarrier
+            }
+            association = open
         }
-        return open.sendDatagram(payload, endpoint: destination) ? .sent : .carrierFull
+        return open.send(payload, to: destination) == .sent ? .sent : .carrierFull
     }
 
     func close() {
-        stream?.reset(.closed, message: "UDP mapping closed")
-        stream?.handler = nil
-        stream = nil
+        association?.close()
+        association = nil
     }
 
-    func stream(_ stream: MuxStream, didReceiveDatagram payload: UnsafeRawBufferPointer, endpoint: SocketEndpoint) {
-        forwarder.deliver(payload, from: answersFrom[endpoint] ?? endpoint, to: self)
+    func association(_ association: UpstreamAssociation, didReceive payload: UnsafeRawBufferPointer, from source: SocketEndpoint) {
+        forwarder.deliver(payload, from: answersFrom[source] ?? source, to: self)
     }
 
-    func stream(_ stream: MuxStream, datagramTo endpoint: SocketEndpoint, failed code: DatagramErrorCode, mtu: Int) {
+    func association(_ association: UpstreamAssociation, datagramTo endpoint: SocketEndpoint, failed code: DatagramErrorCode, mtu: Int) {
         forwarder.deliverError(code, mtu: mtu, about: answersFrom[endpoint] ?? endpoint, from: application)
     }
 
-    func stream(_ stream: MuxStream, didReset reason: ResetReason, message: String) {
-        // The relay closed it (idle there, or its cap) or the carrier died: the next datagram opens
-        // a new association.
-        if self.stream === stream { self.stream = nil }
+    func associationDidEnd(_ association: UpstreamAssociation) {
+        // The far end closed it (idle there, its cap) or its connection died: the next datagram
+        // opens a new association.
+        if self.association === association { self.association = nil }
     }
 }

@@ -2,7 +2,9 @@ import CSodium
 import SluiceCrypto
 import SluiceLoop
 import SluiceMux
+import SluiceProxy
 import SluiceRelay
+import SluiceSocks
 import SluiceTestSupport
 import SluiceTunnel
 import SluiceWire
@@ -14,8 +16,19 @@ import XCTest
 /// applications: it writes their packets into the flow (`AppTCP`, `sendUDP`) and reads what the
 /// engine writes back. (wireguard-go tests two devices in one process the same way.)
 ///
+/// With `socks`, the engine's upstream is a SOCKS5 server instead: Sluice's own front-end
+/// (`ProxyServer`, the server side of SluiceSocks) on loopback, whose connections in turn go to the
+/// relay through carriers of its own — so the engine's `SocksUpstream` meets a real SOCKS5 server.
+///
 /// Only one may exist at a time: lwIP, under the engine, keeps global state.
 final class EngineHarness: TunnelEventDelegate {
+    /// Where the engine's flows go.
+    enum Upstream {
+        case relay
+        /// A SOCKS5 server requiring `users` (none: no authentication), reached with `credentials`.
+        case socks(users: ProxyUsers = ProxyUsers([]), credentials: SocksCredentials? = nil)
+    }
+
     let loop: EventLoop
     let flow: MemoryPacketFlow
     let engine: TunnelEngine
@@ -33,18 +46,32 @@ final class EngineHarness: TunnelEventDelegate {
     private var connections: [String: AppTCP] = [:]
     private var nextPort: UInt16 = 40_000
     private var relayPort: UInt16
+    /// With `.socks`: the SOCKS5 server and its carriers to the relay.
+    private(set) var socksServer: ProxyServer?
+    private var socksCarriers: RelayUpstream?
+    private var socksUsers = ProxyUsers([])
+    private var socksPort: UInt16 = 0
 
     /// - Parameters:
     ///   - offloads: the flow's offloads; with segmentation the engine writes super-packets.
     ///   - configure: changes to the engine's configuration (the relay and keys are set already).
     ///   - directDNS: split DNS's way around the tunnel, given to the engine before it starts.
-    init(offloads: PacketOffloads = [], directDNS: DirectDNSPath? = nil, configure: (inout TunnelConfiguration) -> Void = { _ in }) throws {
+    init(offloads: PacketOffloads = [], upstream: Upstream = .relay, directDNS: DirectDNSPath? = nil,
+         configure: (inout TunnelConfiguration) -> Void = { _ in }) throws {
         guard let host = HostAddress.forTests else { throw XCTSkip("this host has no non-loopback IPv4 address for test servers, and none may be added") }
         self.host = host
         loop = try EventLoop()
         relay = try Self.makeRelay(port: 0, key: relayKey, client: clientKey.publicKey, loop: loop)
         relayPort = relay.listeningEndpoint.port
         var configuration = TunnelConfiguration(relay: relay.listeningEndpoint, relayPublicKey: relayKey.publicKey, privateKey: clientKey)
+        if case .socks(let users, let credentials) = upstream {
+            socksUsers = users
+            let (server, carriers) = try Self.makeSocksServer(port: 0, relay: relay.listeningEndpoint, relayKey: relayKey.publicKey,
+                                                              clientKey: clientKey, users: users, loop: loop)
+            (socksServer, socksCarriers) = (server, carriers)
+            socksPort = server.listeningEndpoint.port
+            configuration = TunnelConfiguration(socks: SocksServer(endpoint: server.listeningEndpoint, credentials: credentials))
+        }
         configuration.carriers = 1
         configure(&configuration)
         flow = MemoryPacketFlow(mtu: configuration.mtu, offloads: offloads)
@@ -67,8 +94,32 @@ final class EngineHarness: TunnelEventDelegate {
         if restart { relay = try Self.makeRelay(port: relayPort, key: relayKey, client: clientKey.publicKey, loop: loop) }
     }
 
+    /// The SOCKS5 server: Sluice's front-end on loopback, with one carrier to the relay.
+    private static func makeSocksServer(port: UInt16, relay: SocketEndpoint, relayKey: PublicKey, clientKey: PrivateKey,
+                                        users: ProxyUsers, loop: EventLoop) throws -> (ProxyServer, RelayUpstream) {
+        let target = CarrierTarget(relay: relay, relayPublicKey: relayKey, privateKey: clientKey, psk: nil)
+        let carriers = RelayUpstream(target: target, carriers: 1, loop: loop)
+        let server = try ProxyServer(listen: SocketEndpoint(address: IPAddress("127.0.0.1")!, port: port), upstream: carriers,
+                                     users: users, loop: loop)
+        carriers.start()
+        return (server, carriers)
+    }
+
+    /// Stops the SOCKS5 server (its connections end), and with `restart` starts a new one on its port.
+    func killSocksServer(restart: Bool) throws {
+        socksServer?.shutdown()
+        socksCarriers?.stop()
+        socksServer = nil
+        if restart {
+            (socksServer, socksCarriers) = try Self.makeSocksServer(port: socksPort, relay: relay.listeningEndpoint, relayKey: relayKey.publicKey,
+                                                                    clientKey: clientKey, users: socksUsers, loop: loop)
+        }
+    }
+
     func shutdown() {
         engine.stop()
+        socksServer?.shutdown()
+        socksCarriers?.stop()
         relay.shutdown()
     }
 
