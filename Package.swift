@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "SluiceClient", dependencies: ["SluiceSystem", "SluiceWire", "SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceHost", "SluiceConfig", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceRelay", dependencies: ["SluiceSystem", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceConfig", "SluiceLog"], swiftSettings: hotPath),
         .executableTarget(
-            name: "sluice", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceClient", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceLog"],
+            name: "sluice", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceCarrier", "SluiceClient", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceLog"],
             // Exported so that liblwip.so's calls resolve to Sluice's faster checksum (CSluiceShims/checksum.c).
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 
@@ -58,7 +58,9 @@ let package = Package(
         .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig"]),
         .testTarget(name: "SluiceClientTests", dependencies: ["SluiceClient", "SluiceWire", "CSluiceShims"]),
         .testTarget(name: "SluiceLoopTests", dependencies: ["SluiceLoop"]),
+        .testTarget(name: "SluiceLogTests", dependencies: ["SluiceLog"]),
+        .testTarget(name: "SluiceCarrierTests", dependencies: ["SluiceCarrier"]),
         .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceLoop"]),
-        .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop"]),
+        .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop", "SluiceConfig", "SluiceCrypto"]),
     ]
 )

@@ -11,7 +11,12 @@ public enum CarrierEnd: CustomStringConvertible, Sendable {
     case ioError(SystemError)
     case recordError(String)
     case protocolError(MuxError)
-    case idleTimeout
+    /// The relay's rule: nothing arrived for this long.
+    case idleTimeout(milliseconds: UInt64)
+    /// The client's rule: a PING went unanswered, and nothing else arrived, for this long.
+    case pingTimeout(milliseconds: UInt64)
+    /// The relay closed the carrier because its client's key left the allow-list (reload).
+    case clientRemoved
     case localShutdown
 
     public var description: String {
@@ -20,10 +25,17 @@ public enum CarrierEnd: CustomStringConvertible, Sendable {
         case .ioError(let e): return "\(e)"
         case .recordError(let why): return "undecryptable record: \(why)"
         case .protocolError(let e): return "\(e)"
-        case .idleTimeout: return "nothing received for \(Carrier.deadAfterMilliseconds / 1000) s"
+        case .idleTimeout(let ms): return "nothing received for \(secondsText(ms)) s"
+        case .pingTimeout(let ms): return "no answer to PING and nothing else received for \(secondsText(ms)) s"
+        case .clientRemoved: return "the client's key is no longer in the relay's allow-list"
         case .localShutdown: return "shutting down"
         }
     }
+}
+
+/// "0.5", "15": milliseconds as seconds, for log lines.
+func secondsText(_ milliseconds: UInt64) -> String {
+    milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : "\(Double(milliseconds) / 1000)"
 }
 
 /// An established carrier: one TCP socket after the Noise handshake, encrypted records in both
@@ -32,10 +44,10 @@ public enum CarrierEnd: CustomStringConvertible, Sendable {
 /// Writes are batched: frames encoded during a loop turn are sealed into records and written at the
 /// end of the turn. The socket is registered edge-triggered for both directions once; nothing toggles
 /// interest afterwards.
+///
+/// Liveness (`Keepalive`): the client pings every few seconds and measures the round trip; the relay
+/// pings only a silent client. Either closes a carrier whose peer went quiet for too long.
 public final class Carrier: MuxSessionDelegate {
-    public static let pingAfterMilliseconds: UInt64 = 10_000
-    public static let deadAfterMilliseconds: UInt64 = 30_000
-
     public let socket: Socket
     public let label: String
     private unowned let loop: EventLoop
@@ -43,7 +55,7 @@ public final class Carrier: MuxSessionDelegate {
     private var opener: RecordOpener
     public private(set) var session: MuxSession!
     private let outbound = ByteQueue(capacity: 1 << 20)
-    private var lastReceive: UInt64
+    private var keepalive: Keepalive
     private var livenessTimer: LoopTimer?
     private var flushScheduled = false
     private var writable = true
@@ -51,19 +63,31 @@ public final class Carrier: MuxSessionDelegate {
     /// Called once when the carrier ends, after every stream was reset.
     public var onClose: ((Carrier, CarrierEnd) -> Void)?
 
-    public init(socket: Socket, keys: TransportKeys, role: MuxSession.Role, settings: MuxSettings, loop: EventLoop, label: String) throws(SystemError) {
+    /// - Parameters:
+    ///   - relayFeatures: the feature bits of handshake message 2 (docs/protocol.md §1.1): what the
+    ///     relay advertised, read by the client or sent by the relay.
+    ///   - keepalive: `.client` or `.relay`, or the client's configured interval and misses.
+    public init(socket: Socket, keys: TransportKeys, role: MuxSession.Role, settings: MuxSettings,
+                relayFeatures: CarrierFeatures, keepalive: KeepaliveSettings, loop: EventLoop, label: String) throws(SystemError) {
         self.socket = socket
         self.loop = loop
         self.label = label
         self.sealer = RecordSealer(key: keys.sending)
         self.opener = RecordOpener(key: keys.receiving)
-        self.lastReceive = loop.now
-        self.session = MuxSession(role: role, settings: settings, delegate: self)
+        self.keepalive = Keepalive(settings: keepalive, now: MonotonicClock.nanoseconds())
+        self.session = MuxSession(role: role, settings: settings, relayFeatures: relayFeatures, delegate: self)
         try loop.register(fd: socket.fd, events: [.readable, .writable, .readHangup, .edgeTriggered]) { [unowned self] events in
             self.handle(events)
         }
-        scheduleLiveness()
+        checkLiveness()
     }
+
+    /// The round trip of the newest PING this carrier had answered, in nanoseconds (PING to PONG,
+    /// through both ends' queues); nil before the first PONG. For statistics.
+    public var lastRoundTripNanoseconds: UInt64? { keepalive.lastRoundTrip }
+
+    /// When the newest PONG arrived (`MonotonicClock.nanoseconds()`); nil before the first.
+    public var lastPongNanoseconds: UInt64? { keepalive.lastPong }
 
     /// Closes the socket and resets every stream.
     public func close(_ end: CarrierEnd) {
@@ -109,7 +133,7 @@ public final class Carrier: MuxSessionDelegate {
                 close(.ioError(SystemError("read from carrier")))
                 return
             case .done:
-                lastReceive = loop.now
+                keepalive.received(now: MonotonicClock.nanoseconds())
                 deliverRecords()
                 onRecordsDelivered?()
             }
@@ -162,6 +186,10 @@ public final class Carrier: MuxSessionDelegate {
 
     public func queuedBytes(for session: MuxSession) -> Int { outbound.count }
 
+    public func session(_ session: MuxSession, didReceivePong opaque: UInt64) {
+        keepalive.pong(opaque, now: MonotonicClock.nanoseconds())
+    }
+
     public func sessionNeedsFlush(_ session: MuxSession) {
         guard !flushScheduled else { return }
         flushScheduled = true
@@ -194,19 +222,28 @@ public final class Carrier: MuxSessionDelegate {
 
     // MARK: liveness
 
-    private func scheduleLiveness() {
-        // Captured strongly (close() cancels the timer): a weak capture would slow every retain of
-        // the carrier, which the session's budget check does per write (EventLoop.schedule).
-        livenessTimer = loop.schedule(afterMilliseconds: Self.pingAfterMilliseconds) {
-            guard !self.isClosed else { return }
-            let idle = self.loop.now - self.lastReceive
-            if idle >= Self.deadAfterMilliseconds {
-                Log.info("carrier \(self.label): \(CarrierEnd.idleTimeout)", "carrier")
-                self.close(.idleTimeout)
-                return
+    /// Pings or closes as the keepalive says, and sets the timer for its next decision. Received
+    /// bytes only move the keepalive's deadline on: the timer then fires early and is set again.
+    private func checkLiveness() {
+        guard !isClosed else { return }
+        let now = MonotonicClock.nanoseconds()
+        switch keepalive.tick(now: now) {
+        case .dead:
+            let settings = keepalive.settings
+            let end: CarrierEnd = if case .probe = settings.mode {
+                .pingTimeout(milliseconds: settings.deadAfterMilliseconds)
+            } else {
+                .idleTimeout(milliseconds: settings.deadAfterMilliseconds)
             }
-            if idle >= Self.pingAfterMilliseconds { self.session.ping(self.loop.now) }
-            self.scheduleLiveness()
+            Log.info("carrier \(label): \(end)", "carrier")
+            close(end)
+        case .carryOn(let ping, let next):
+            if let ping { session.ping(ping) }
+            // Rounded up, so the timer never fires just before its deadline and spins.
+            let wait = next > now ? (next - now + 999_999) / 1_000_000 : 0
+            // Captured strongly (close() cancels the timer): a weak capture would slow every retain of
+            // the carrier, which the session's budget check does per write (EventLoop.schedule).
+            livenessTimer = loop.schedule(afterMilliseconds: wait) { self.checkLiveness() }
         }
     }
 }

@@ -14,7 +14,7 @@ import SluiceWire
 /// names those causes.
 final class CarrierDialer {
     enum Outcome {
-        case established(Socket, TransportKeys)
+        case established(Socket, SluiceAcceptance)
         case failed(String)
     }
 
@@ -112,11 +112,11 @@ final class CarrierDialer {
                 response.append(contentsOf: scratch[0..<n])
                 guard response.count == SluiceHandshake.message2Length else { continue }
                 do {
-                    let keys = try initiator!.finish(message2: response)
+                    let accepted = try initiator!.finish(message2: response)
                     let done = completion
                     completion = nil
                     cleanup(closeSocket: false)
-                    done?(.established(socket, keys))
+                    done?(.established(socket, accepted))
                 } catch {
                     fail("handshake response rejected: \(error)")
                 }

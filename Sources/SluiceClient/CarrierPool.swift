@@ -83,10 +83,12 @@ final class CarrierPool {
     private func dialed(_ slot: Slot, _ outcome: CarrierDialer.Outcome) {
         guard !stopped else { return }
         switch outcome {
-        case .established(let socket, let keys):
+        case .established(let socket, let accepted):
             let label = "#\(slot.index + 1) to \(settings.relay)"
             do {
-                let carrier = try Carrier(socket: socket, keys: keys, role: .client, settings: settings.mux, loop: loop, label: label)
+                let carrier = try Carrier(socket: socket, keys: accepted.keys, role: .client, settings: settings.mux,
+                                          relayFeatures: CarrierFeatures(rawValue: accepted.relayFeatures),
+                                          keepalive: settings.keepalive, loop: loop, label: label)
                 carrier.onClose = { [unowned self] carrier, end in self.lost(slot, carrier, end) }
                 slot.carrier = carrier
                 slot.backoff = Self.initialBackoffMilliseconds

@@ -1,3 +1,4 @@
+import SluiceCarrier
 import SluiceCrypto
 import SluiceMux
 import SluiceWire
@@ -35,6 +36,8 @@ public struct ClientSettings: Sendable {
     /// Open the TUN with IFF_VNET_HDR and TSO/checksum offloads (super-packets both ways).
     public var tunOffload = true
     public var mux = MuxSettings()
+    /// When the carriers ping the relay and give up on it (`--ping-interval`, `--ping-misses`).
+    public var keepalive = KeepaliveSettings.client
 
     public init(relay: SocketEndpoint, relayPublicKey: PublicKey, privateKey: PrivateKey, psk: PresharedKey?, tunName: String,
                 addresses: [IPPrefix], routes: [IPPrefix], mtu: Int, carriers: Int, fwmark: UInt32, table: UInt32) {

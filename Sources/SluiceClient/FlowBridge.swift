@@ -103,7 +103,11 @@ final class FlowBridge: MuxStreamHandler, TCPFlowHandler {
         if let flow {
             flow.abort()
         } else {
-            if reason != .closed { Log.debug("flow \(key) refused by relay: \(reason) \(message)", "client") }
+            if reason == .forbidden {
+                client.refusedDestinations.note(key.destination, udp: false, message: message)
+            } else if reason != .closed {
+                Log.debug("flow \(key) refused by relay: \(reason) \(message)", "client")
+            }
             client.stack.refuse(key)
         }
         end()

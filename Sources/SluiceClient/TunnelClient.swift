@@ -27,6 +27,8 @@ public final class TunnelClient: TCPStackDelegate {
     var fragmentScratch = [UInt8](repeating: 0, count: 65536)
     var nextFragmentID: UInt32 = 1
     var counters = InputCounters()
+    /// Destinations the relay's policy refused, logged once each.
+    var refusedDestinations = RefusedDestinations()
     private var bridges: [FlowKey: FlowBridge] = [:]
     private var packet = [UInt8](repeating: 0, count: VirtioNetHeader.length + 65535)
     /// GSO output toward the TUN; nil when the TUN was opened without offloads.

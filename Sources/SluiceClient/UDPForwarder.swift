@@ -120,6 +120,9 @@ final class UDPForwarder {
         case .portUnreachable: kind = .portUnreachable
         case .unreachable: kind = .hostUnreachable
         case .tooBig: kind = .tooBig(mtu: UInt16(clamping: mtu))
+        case .forbidden:
+            kind = .administrativelyProhibited
+            client.refusedDestinations.note(remote, udp: true)
         }
         counters.errorsToApplication += 1
         client.emitICMPError(kind, aboutUDPFrom: application, to: remote)

@@ -87,6 +87,8 @@ extension ClientConfig {
                   dns: dns, routeAll: routeAll != nil, excludes: excludes, routeLocal: routeLocal != nil,
                   killSwitch: killSwitch, blockIPv6: blockIPv6 != nil, udpTimeout: udpTimeout, maxUDPMappings: maxUDPMappings,
                   logLevel: try settings.logLevel(), warnings: warnings)
+        pingInterval = try settings.seconds("ping-interval", default: Self.defaultPingIntervalSeconds, range: Self.pingIntervalRange)
+        pingMisses = try settings.integer("ping-misses", default: Self.defaultPingMisses, range: Self.pingMissesRange)
         for raw in settings.all("app-cgroup") {
             guard let group = Self.cgroupPath(raw.text) else {
                 throw .invalidValue(raw.origin, value: raw.text,

@@ -60,6 +60,8 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     case dnsInsideExclude(SettingOrigin, value: String, exclude: SettingOrigin, prefix: String)
     /// A setting that only means something together with `needs` (`--route-local` without `--route-all`).
     case needsCompanion(SettingOrigin, needs: String)
+    /// A `--deny-destination` prefix that `other` (an `--allow-destination`) allows as well.
+    case allowedAndDenied(SettingOrigin, value: String, other: SettingOrigin)
 
     public var description: String {
         switch self {
@@ -122,6 +124,8 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(origin) \(shown(value, origin)) lies inside \(exclude) \(prefix), so DNS would leave outside the tunnel; pick a resolver outside the excluded prefixes."
         case .needsCompanion(let origin, let needs):
             return "\(origin) only applies together with \(needs); add \(needs) or leave it out."
+        case .allowedAndDenied(let origin, let value, let other):
+            return "\(origin) \(shown(value, origin)) is allowed by \(other) as well; keep the prefix in one of the two lists."
         }
     }
 

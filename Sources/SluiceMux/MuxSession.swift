@@ -11,6 +11,12 @@ public protocol MuxSessionDelegate: AnyObject {
     func queuedBytes(for session: MuxSession) -> Int
     /// Output is pending; the carrier should flush at the end of this loop turn.
     func sessionNeedsFlush(_ session: MuxSession)
+    /// The peer answered a PING with `opaque` (the carrier's keepalive measures round trips with it).
+    func session(_ session: MuxSession, didReceivePong opaque: UInt64)
+}
+
+extension MuxSessionDelegate {
+    public func session(_ session: MuxSession, didReceivePong opaque: UInt64) {}
 }
 
 /// Multiplexing on one carrier: stream table, flow control and frame encoding (docs/protocol.md §3–4).
@@ -32,13 +38,26 @@ public final class MuxSession {
     public private(set) var isClosed = false
     /// Set when the peer sent GO_AWAY: no new streams on this session.
     public private(set) var peerGoingAway = false
+    private var negotiation: FeatureNegotiation
+    /// Whether any frame arrived yet (HELLO must be the first).
+    private var receivedFrame = false
 
-    public init(role: Role, settings: MuxSettings = MuxSettings(), delegate: MuxSessionDelegate) {
+    /// - Parameter relayFeatures: the feature bits of handshake message 2 (docs/protocol.md §1.1) —
+    ///   on the client what the relay advertised, on the relay what it advertised. A client that was
+    ///   offered any sends HELLO with `settings.features` at once, as the carrier's first frame.
+    public init(role: Role, settings: MuxSettings = MuxSettings(), relayFeatures: CarrierFeatures = [],
+                delegate: MuxSessionDelegate) {
         self.role = role
         self.settings = settings
         self.delegate = delegate
         record = FrameEncoder(recordBuffer)
+        negotiation = FeatureNegotiation(role: role, advertised: relayFeatures, supported: settings.features)
+        if let hello = negotiation.helloToSend { append(.hello(hello)) }
     }
+
+    /// The features in effect on this carrier: on the client those both ends support from the start,
+    /// on the relay none until the client's HELLO arrived.
+    public var features: CarrierFeatures { negotiation.inEffect }
 
     deinit { recordBuffer.deallocate() }
 
@@ -233,6 +252,8 @@ public final class MuxSession {
     }
 
     private func handle(_ frame: DecodedFrame) throws(MuxError) {
+        let first = !receivedFrame
+        receivedFrame = true
         switch frame {
         case .data(let id, let payload):
             guard let stream = try liveStream(id, "DATA") else { return }
@@ -246,11 +267,11 @@ public final class MuxSession {
             guard stream.isAssociation else { throw .unknownStream(id, frame: "DATAGRAM on a TCP stream") }
             stream.receiveDatagramPiece(more: more, endpoint: endpoint, payload: payload)
         case .control(let control):
-            try handle(control)
+            try handle(control, isFirstFrame: first)
         }
     }
 
-    private func handle(_ frame: Frame) throws(MuxError) {
+    private func handle(_ frame: Frame, isFirstFrame: Bool) throws(MuxError) {
         switch frame {
         case .open(let id, let window, let proto, let destination):
             guard role == .relay else { throw .unexpectedOpen(id) }
@@ -287,8 +308,8 @@ public final class MuxSession {
             handler?.stream(stream, didReset: reason, message: message)
         case .ping(let opaque):
             append(.pong(opaque))
-        case .pong:
-            break
+        case .pong(let opaque):
+            delegate.session(self, didReceivePong: opaque)
         case .goAway(let reason):
             peerGoingAway = true
             if reason != .closed { throw .peerWentAway(reason) }
@@ -296,6 +317,8 @@ public final class MuxSession {
             guard role == .client else { throw .badFrame("DATAGRAM_ERROR from the client") }
             guard let stream = try liveStream(id, "DATAGRAM_ERROR") else { return }
             stream.handler?.stream(stream, datagramTo: endpoint, failed: code, mtu: Int(mtu))
+        case .hello(let offered):
+            try negotiation.receiveHello(offered, isFirstFrame: isFirstFrame)
         }
     }
 

@@ -1,4 +1,5 @@
 import Glibc
+import SluiceCarrier
 import SluiceClient
 import SluiceConfig
 import SluiceCrypto
@@ -44,22 +45,19 @@ enum Commands {
         }
     }
 
-    /// `sluice relay`: runs until SIGINT/SIGTERM.
+    /// `sluice relay`: runs until SIGINT/SIGTERM; SIGHUP reads the same arguments (and config file)
+    /// again and applies them.
     static func relay(_ config: RelayConfig) throws {
         applyLogLevel(config.logLevel)
         for warning in config.warnings { Log.warning("\(warning)") }
-        let settings = try RelaySettings(
-            listen: config.listen,
-            privateKey: PrivateKey(bytes: config.privateKey),
-            allowedClients: Set(config.allowedClients.map { try PublicKey(bytes: $0) }),
-            psk: config.psk.map { try PresharedKey(bytes: $0) },
-            maxStreamsPerClient: config.maxStreams,
-            handshakeTimeoutMilliseconds: milliseconds(config.handshakeTimeout))
-        var relaySettings = settings
-        relaySettings.udpTimeoutMilliseconds = milliseconds(config.udpTimeout)
-        relaySettings.maxUDPMappingsPerClient = config.maxUDPMappings
-        relaySettings.benchEnabled = config.benchEnabled
-        try RelayRunner.run(relaySettings)
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        try RelayRunner.run(try RelaySettings(config: config)) {
+            guard case .relay(let config) = try CommandLineParser.parse(arguments: arguments) else {
+                preconditionFailure("the relay's own arguments parse as another command")
+            }
+            for warning in config.warnings { Log.warning("\(warning)") }
+            return try RelaySettings(config: config)
+        }
     }
 
     /// `sluice up`: runs the tunnel in the foreground until SIGINT/SIGTERM.
@@ -86,6 +84,8 @@ enum Commands {
         clientSettings.killSwitch = config.killSwitch
         clientSettings.blockIPv6 = config.blockIPv6
         clientSettings.appCGroups = config.appCGroups
+        clientSettings.keepalive = KeepaliveSettings(intervalMilliseconds: milliseconds(config.pingInterval),
+                                                     mode: .probe(misses: config.pingMisses))
         let client: TunnelClient
         do {
             client = try TunnelClient(settings: clientSettings)

@@ -119,10 +119,11 @@ final class ArgumentParserTests: XCTestCase {
             "keygen": ["help"],
             "pubkey": ["help"],
             "relay": ["listen", "private-key", "allow-client", "psk", "max-streams", "handshake-timeout", "udp-timeout",
-                      "max-udp-mappings", "no-bench", "log-level", "config", "help"],
+                      "max-udp-mappings", "allow-destination", "deny-destination", "max-pending-handshakes", "no-bench",
+                      "log-level", "config", "help"],
             "up": ["relay", "relay-public-key", "private-key", "psk", "tun", "address", "route", "mtu", "carriers", "fwmark",
                    "table", "dns", "route-all", "exclude", "route-local", "kill-switch", "no-ipv6", "app-cgroup",
-                   "udp-timeout", "max-udp-mappings", "log-level", "config", "help"],
+                   "udp-timeout", "max-udp-mappings", "ping-interval", "ping-misses", "log-level", "config", "help"],
             "down": ["tun", "log-level", "help"],
             "exec": ["tun", "bypass", "log-level", "help"],
             "cgroup": ["tun", "log-level", "help"],
@@ -131,7 +132,8 @@ final class ArgumentParserTests: XCTestCase {
         ]
         XCTAssertEqual(Dictionary(uniqueKeysWithValues: CommandSpec.all.map { ($0.name, $0.flags.map(\.name)) }), expected)
         let repeatable = CommandSpec.all.flatMap { $0.flags.filter(\.repeatable).map { "\($0.name)" } }
-        XCTAssertEqual(Set(repeatable), ["allow-client", "address", "route", "dns", "exclude", "app-cgroup"])
+        XCTAssertEqual(Set(repeatable), ["allow-client", "address", "route", "dns", "exclude", "app-cgroup",
+                                         "allow-destination", "deny-destination"])
         XCTAssertEqual(CommandSpec.up.flag(named: "route-all")?.jsonKey, "routeAll")
         XCTAssertEqual(CommandSpec.up.flag(named: "no-ipv6")?.jsonKey, "noIpv6")
         XCTAssertEqual(CommandSpec.up.flag(named: "relay-public-key")?.jsonKey, "relayPublicKey")
