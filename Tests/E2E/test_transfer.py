@@ -6,7 +6,6 @@ traffic came out of the relay (sluice mode) rather than straight from the client
 """
 
 import errno
-import hashlib
 import json
 import re
 import signal
@@ -24,12 +23,7 @@ SIZE = 64 * content.MiB
 FAMILIES = ["ipv4", "ipv6"]
 
 
-def file_sha256(path) -> str:
-    d = hashlib.sha256()
-    with open(path, "rb") as f:
-        while b := f.read(1 << 20):
-            d.update(b)
-    return d.hexdigest()
+file_sha256 = h.file_sha256
 
 
 def server_events(t, **match) -> list[dict]:
