@@ -47,7 +47,20 @@ func secondsText(_ milliseconds: UInt64) -> String {
 ///
 /// Liveness (`Keepalive`): the client pings every few seconds and measures the round trip; the relay
 /// pings only a silent client. Either closes a carrier whose peer went quiet for too long.
+///
+/// Reading is bounded two ways, so one peer cannot take its end over. Per loop turn, a carrier reads
+/// and handles frames for at most `readSliceNanoseconds`, then yields to the other sockets of the
+/// loop and goes on in the next turn, inside a record if need be: a client sending OPENs as fast as
+/// it can (each a socket and a connect at the relay, thousands to a record) gets a slice of the relay
+/// like any other carrier, not all of it. And a peer that sends but never reads — whose answers
+/// (PONG, OPEN_OK, RESET, CREDIT) would pile up without bound — is not read from while more than
+/// twice the carrier budget waits to be written, until half of it has gone.
 public final class Carrier: MuxSessionDelegate {
+    /// How long one carrier reads and handles frames per loop turn while others wait. 0.5 ms is a
+    /// dozen 64 KiB reads of DATA, so a lone fast transfer loses nothing to the yield, while another
+    /// carrier waits at most about that long for its turn (test_floods.py measures it).
+    static let readSliceNanoseconds: UInt64 = 500_000
+
     public let socket: Socket
     public let label: String
     private unowned let loop: EventLoop
@@ -58,6 +71,11 @@ public final class Carrier: MuxSessionDelegate {
     private var keepalive: Keepalive
     private var livenessTimer: LoopTimer?
     private var flushScheduled = false
+    private var readResumeScheduled = false
+    /// The frames of a record a slice stopped inside; valid until the next call on `opener`.
+    private var unfinishedRecord: UnsafeRawBufferPointer?
+    /// Set while too much output waits for a peer that does not read (see the type's doc).
+    private var readPaused = false
     private var writable = true
     public private(set) var isClosed = false
     /// Called once when the carrier ends, after every stream was reset.
@@ -104,7 +122,9 @@ public final class Carrier: MuxSessionDelegate {
     }
 
     private func handle(_ events: IOEvents) {
-        if events.contains(.readable) || events.contains(.readHangup) || events.contains(.error) || events.contains(.hangup) {
+        // With a continuation pending, reading waits for it: one slice per turn.
+        if !readResumeScheduled,
+            events.contains(.readable) || events.contains(.readHangup) || events.contains(.error) || events.contains(.hangup) {
             readAvailable()
         }
         if !isClosed && events.contains(.writable) {
@@ -114,7 +134,22 @@ public final class Carrier: MuxSessionDelegate {
     }
 
     private func readAvailable() {
+        guard !readPaused, !isClosed else { return }
+        if let wait = readDelay?(), wait > 0 {
+            readInNextTurn(after: wait)
+            return
+        }
+        let deadline = MonotonicClock.nanoseconds() + Self.readSliceNanoseconds
+        // Records already read come first: the last slice may have stopped inside them.
+        guard deliverRecords(until: deadline) else {
+            readInNextTurn()
+            return
+        }
         while !isClosed {
+            if outbound.count > 2 * session.settings.carrierBudget {
+                readPaused = true  // writeOutbound resumes once it has drained
+                return
+            }
             var result: IOResult<Int> = .wouldBlock
             do {
                 opener.receive(minimum: 64 * 1024) { buffer in
@@ -134,33 +169,62 @@ public final class Carrier: MuxSessionDelegate {
                 return
             case .done:
                 keepalive.received(now: MonotonicClock.nanoseconds())
-                deliverRecords()
+                let finished = deliverRecords(until: deadline)
                 onRecordsDelivered?()
+                if !finished || MonotonicClock.nanoseconds() >= deadline {
+                    readInNextTurn()
+                    return
+                }
             }
         }
     }
 
-    private func deliverRecords() {
+    /// Reads on in the next loop turn, after the events of other sockets, or `after` milliseconds
+    /// from now: edge-triggered, the socket will not say again that it holds bytes.
+    private func readInNextTurn(after milliseconds: UInt64 = 0) {
+        guard !readResumeScheduled, !isClosed else { return }
+        readResumeScheduled = true
+        loop.schedule(afterMilliseconds: milliseconds) {  // strong: see EventLoop.schedule on weak captures
+            self.readResumeScheduled = false
+            self.readAvailable()
+        }
+    }
+
+    /// Handles the complete records read so far, until `deadline`; false when it stopped for the
+    /// deadline with frames left (kept for the next slice), true when none are left or it closed.
+    private func deliverRecords(until deadline: UInt64) -> Bool {
         while !isClosed {
-            let record: UnsafeRawBufferPointer?
-            do {
-                record = try opener.nextRecord()
-            } catch {
-                Log.warning("carrier \(label): \(error)", "carrier")
-                close(.recordError("\(error)"))
-                return
+            let record: UnsafeRawBufferPointer
+            if let rest = unfinishedRecord {
+                record = rest
+                unfinishedRecord = nil
+            } else {
+                let next: UnsafeRawBufferPointer?
+                do {
+                    next = try opener.nextRecord()
+                } catch {
+                    Log.warning("carrier \(label): \(error)", "carrier")
+                    close(.recordError("\(error)"))
+                    return true
+                }
+                guard let next else { return true }
+                record = next
             }
-            guard let record else { return }
             do {
-                try session.receive(record: record)
+                let yield = { MonotonicClock.nanoseconds() >= deadline || (self.readDelay?() ?? 0) > 0 }
+                if let stop = try session.receive(record: record, yieldingWhen: yield) {
+                    unfinishedRecord = UnsafeRawBufferPointer(rebasing: record[stop...])
+                    return false
+                }
             } catch {
                 Log.warning("carrier \(label): \(error)", "carrier")
                 session.goAway(.protocolError)
                 flush()
                 close(.protocolError(error))
-                return
+                return true
             }
         }
+        return true
     }
 
     // MARK: MuxSessionDelegate
@@ -175,6 +239,11 @@ public final class Carrier: MuxSessionDelegate {
     /// Called after the records of one read from the socket were handled: where output that their
     /// frames caused, held to go out together, is sent (the relay's `DatagramBatch`).
     public var onRecordsDelivered: (() -> Void)?
+
+    /// Relay side: how many milliseconds this carrier must wait before it reads on — its client opened
+    /// streams faster than its rate (`--max-stream-rate`) — or 0. Asked between slices of frames;
+    /// waiting stops only this carrier, and its peer's sends back up in TCP.
+    public var readDelay: (() -> UInt64)?
 
     public func session(_ session: MuxSession, sealRecord plaintext: UnsafeRawBufferPointer) {
         do {
@@ -218,6 +287,10 @@ public final class Carrier: MuxSessionDelegate {
             }
         }
         if outbound.count < before { session.carrierDrained() }
+        if readPaused && outbound.count <= session.settings.carrierBudget {
+            readPaused = false
+            readInNextTurn()
+        }
     }
 
     // MARK: liveness

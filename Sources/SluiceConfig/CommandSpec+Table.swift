@@ -25,6 +25,8 @@ extension CommandSpec {
                      help: "file holding a pre-shared key, base64; clients must use the same one"),
             FlagSpec("max-streams", "N", kind: .integer, presence: .optional(default: String(RelayConfig.defaultMaxStreams)),
                      help: "streams one client may have open at once, \(RelayConfig.maxStreamsRange.lowerBound)..\(RelayConfig.maxStreamsRange.upperBound)"),
+            FlagSpec("max-stream-rate", "N", kind: .integer, presence: .optional(default: String(RelayConfig.defaultMaxStreamRate)),
+                     help: "streams (and UDP mappings) one client may open per second; past it its carriers wait"),
             FlagSpec("handshake-timeout", "SECONDS", kind: .seconds,
                      presence: .optional(default: RelayConfig.defaultHandshakeTimeoutSeconds.secondsText),
                      help: "time a new carrier has to complete its handshake"),

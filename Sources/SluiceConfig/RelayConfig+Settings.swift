@@ -19,11 +19,13 @@ extension RelayConfig {
         let maxUDPMappings = try settings.integer("max-udp-mappings", default: UDPDefaults.maxMappings, range: UDPDefaults.maxMappingsRange)
         let maxPending = try settings.integer("max-pending-handshakes", default: Self.defaultMaxPendingHandshakes,
                                               range: Self.maxPendingHandshakesRange)
+        let maxStreamRate = try settings.integer("max-stream-rate", default: Self.defaultMaxStreamRate, range: Self.maxStreamRateRange)
         let (allow, deny) = try Self.destinationRules(settings)
         self.init(listen: listen, privateKey: privateKey, allowedClients: clients, psk: psk, maxStreams: maxStreams,
                   handshakeTimeout: timeout, udpTimeout: udpTimeout, maxUDPMappings: maxUDPMappings,
                   benchEnabled: settings.switchOn("no-bench") == nil, allowDestinations: allow, denyDestinations: deny,
-                  maxPendingHandshakes: maxPending, logLevel: try settings.logLevel(), warnings: warnings)
+                  maxPendingHandshakes: maxPending, maxStreamRate: maxStreamRate, logLevel: try settings.logLevel(),
+                  warnings: warnings)
     }
 
     /// `--allow-destination` and `--deny-destination`: prefixes without host bits, each in one list only.

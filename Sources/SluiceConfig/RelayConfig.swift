@@ -12,6 +12,11 @@ public struct RelayConfig: Sendable, Equatable {
     /// closed. 256 pending handshakes cost about 256 descriptors and 100 KiB.
     public static let defaultMaxPendingHandshakes = 256
     public static let maxPendingHandshakesRange = 1...65_536
+    /// Streams one client may open per second. Above what one client needs — `make bench` opens
+    /// 14,662 connections a second through one client — yet a flooding client gets no more than
+    /// that share of the relay (test_floods.py measures what another client keeps).
+    public static let defaultMaxStreamRate = 20_000
+    public static let maxStreamRateRange = 1...10_000_000
 
     /// Where to accept carriers (`--listen`), e.g. 0.0.0.0:7000 or [::]:7000.
     public let listen: SocketEndpoint
@@ -40,6 +45,8 @@ public struct RelayConfig: Sendable, Equatable {
     public let denyDestinations: [IPPrefix]
     /// Connections still in their handshake kept at once (`--max-pending-handshakes`).
     public let maxPendingHandshakes: Int
+    /// Streams and UDP associations one client may open per second (`--max-stream-rate`).
+    public let maxStreamRate: Int
     /// Canonical `--log-level` name; `SluiceLog.LogLevel(name:)` accepts it.
     public let logLevel: String
     /// Conditions worth a log line; the CLI logs them.
@@ -51,6 +58,7 @@ public struct RelayConfig: Sendable, Equatable {
                 udpTimeout: Duration = .seconds(UDPDefaults.timeoutSeconds), maxUDPMappings: Int = UDPDefaults.maxMappings,
                 benchEnabled: Bool = true, allowDestinations: [IPPrefix] = [], denyDestinations: [IPPrefix] = [],
                 maxPendingHandshakes: Int = RelayConfig.defaultMaxPendingHandshakes,
+                maxStreamRate: Int = RelayConfig.defaultMaxStreamRate,
                 logLevel: String = "info", warnings: [ConfigWarning] = []) {
         precondition(KeyText.allHaveKeyLength([privateKey, psk] + allowedClients), "keys are 32 bytes")
         self.listen = listen
@@ -65,6 +73,7 @@ public struct RelayConfig: Sendable, Equatable {
         self.allowDestinations = allowDestinations
         self.denyDestinations = denyDestinations
         self.maxPendingHandshakes = maxPendingHandshakes
+        self.maxStreamRate = maxStreamRate
         self.logLevel = logLevel
         self.warnings = warnings
     }

@@ -242,12 +242,28 @@ public final class MuxSession {
 
     /// Handles one decrypted record. A thrown error means the carrier must close.
     public func receive(record plaintext: UnsafeRawBufferPointer) throws(MuxError) {
+        _ = try receive(record: plaintext, yieldingWhen: { false })
+    }
+
+    /// Frames handled between two questions to `shouldYield`.
+    public static let framesBetweenYieldChecks = 32
+
+    /// Handles the frames of `plaintext` until `shouldYield` says stop — it is asked after every
+    /// `framesBetweenYieldChecks` frames — and returns the number of bytes handled when it stopped
+    /// early, nil when it handled the whole record. The caller passes the rest,
+    /// `plaintext[returned...]`, later: frames never span records, so it starts with a whole frame.
+    /// This lets a carrier share its loop fairly when one record holds thousands of expensive
+    /// frames (OPENs, each a connect at the relay). A thrown error means the carrier must close.
+    public func receive(record plaintext: UnsafeRawBufferPointer, yieldingWhen shouldYield: () -> Bool) throws(MuxError) -> Int? {
         var decoder = FrameDecoder(plaintext)
+        var handled = 0
         while true {
             let frame: DecodedFrame?
             do { frame = try decoder.next() } catch { throw .badFrame("\(error)") }
-            guard let frame, !isClosed else { return }
+            guard let frame, !isClosed else { return nil }
             try handle(frame)
+            handled += 1
+            if handled % Self.framesBetweenYieldChecks == 0, !decoder.isAtEnd, shouldYield() { return decoder.offset }
         }
     }
 

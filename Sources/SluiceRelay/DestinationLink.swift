@@ -180,8 +180,8 @@ final class DestinationLink: MuxStreamHandler {
     }
 
     private func fail(reason: ResetReason, message: String) {
-        if !connected && reason != .closed {
-            Log.info("stream \(stream.id) to \(destination) refused: \(message)", "relay")
+        if !connected && reason != .closed, let heldBack = relay.streamLog.admit(client, now: loop.now) {
+            Log.info("client \(client): stream \(stream.id) to \(destination) refused: \(message)" + relay.streamLog.suffix(heldBack), "relay")
         } else {
             Log.debug("stream \(stream.id) to \(destination): \(message)", "relay")
         }

@@ -64,6 +64,7 @@ extension RelayServer {
         report.privateKeyChanged = new.privateKey != old.privateKey
         report.policyChanged = new.destinationPolicy != old.destinationPolicy
         Log.level = new.logLevel
+        if new.maxStreamRate != old.maxStreamRate { openRates.removeAll() }  // new buckets at the new rate
         replaceSettings(new)
 
         for (carrier, client) in Array(carriers.values) where removed.contains(client.key) {

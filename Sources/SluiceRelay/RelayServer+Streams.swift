@@ -10,13 +10,19 @@ import SluiceWire
 /// DNS-rebinding way around it).
 extension RelayServer {
     func open(_ stream: MuxStream, to destination: Destination, client: ClientID) {
+        // Past the rate the client's carriers stop being read (Carrier.readDelay): the client slows
+        // down by TCP's backpressure rather than being answered with resets it could ignore.
+        openRates[client, default: TokenBucket(rate: settings.maxStreamRate, now: loop.now)].take(now: loop.now)
         if stream.isAssociation {
             openAssociation(stream, client: client)
             return
         }
         let count = streamsPerClient[client, default: 0]
         guard count < settings.maxStreamsPerClient else {
-            Log.info("client \(client): stream to \(destination) refused: limit of \(settings.maxStreamsPerClient) open streams reached", "relay")
+            if let heldBack = streamLog.admit(client, now: loop.now) {
+                Log.info("client \(client): stream to \(destination) refused: limit of \(settings.maxStreamsPerClient) open streams reached"
+                         + streamLog.suffix(heldBack), "relay")
+            }
             stream.reset(.limit, message: "the relay's limit of \(settings.maxStreamsPerClient) streams per client is reached")
             return
         }

@@ -55,6 +55,10 @@ public final class RelayServer {
     var idleAssociations: [ClientID: IdleList<AssociationLink>] = [:]
     var sweepTimer: LoopTimer?
     var refusals = RefusalLog()
+    /// Lines about one client's streams (limit reached, connect refused): one per 10 s.
+    var streamLog = RateLimitedLog<ClientID>()
+    /// Each client's stream opens (`--max-stream-rate`), shared by its carriers.
+    var openRates: [ClientID: TokenBucket] = [:]
 
     /// - Parameter settingsSource: reads the settings anew for `reload()` (SIGHUP).
     public init(settings: RelaySettings, loop: EventLoop,
@@ -145,8 +149,10 @@ public final class RelayServer {
         carriers[ObjectIdentifier(carrier)] = (carrier, id)
         carrier.onStreamRequest = { [unowned self] stream, destination in self.open(stream, to: destination, client: id) }
         carrier.onRecordsDelivered = { [unowned self] in self.outgoingDatagrams.flush() }
+        carrier.readDelay = { [unowned self] in self.openRates[id]?.wait(now: self.loop.now) ?? 0 }
         carrier.onClose = { [unowned self] carrier, end in
             self.carriers[ObjectIdentifier(carrier)] = nil
+            if !self.carriers.values.contains(where: { $0.client == id }) { self.openRates[id] = nil }
             Log.info("carrier \(carrier.label) down: \(end)", "relay")
         }
         Log.info("carrier \(label) up", "relay")

@@ -23,6 +23,9 @@ public struct RelaySettings: Sendable {
     public var benchEnabled = true
     /// Which destinations clients may reach (`--allow-destination`, `--deny-destination`).
     public var destinationPolicy = DestinationPolicy()
+    /// Streams (and UDP associations) one client may open per second, in bursts of as many; past it
+    /// the relay reads nothing more from the client's carriers until the rate allows.
+    public var maxStreamRate = RelayConfig.defaultMaxStreamRate
     /// Connections still in their handshake kept at once; past it the oldest is closed.
     public var maxPendingHandshakes = RelayConfig.defaultMaxPendingHandshakes
     public var logLevel = LogLevel.info
@@ -52,6 +55,7 @@ public struct RelaySettings: Sendable {
         benchEnabled = config.benchEnabled
         destinationPolicy = DestinationPolicy(allow: config.allowDestinations, deny: config.denyDestinations)
         maxPendingHandshakes = config.maxPendingHandshakes
+        maxStreamRate = config.maxStreamRate
         logLevel = LogLevel(name: config.logLevel) ?? .info
     }
 

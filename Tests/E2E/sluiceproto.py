@@ -286,6 +286,41 @@ class Carrier:
                 raise TimeoutError(f"no answer to OPEN {sid} within {timeout} s")
             self.frames += self.read_frames(timeout=left)
 
+    def flood_opens(self, host, port: int, seconds: float, batch: int = 2000) -> int:
+        """Sends OPENs as fast as the relay takes them, for `seconds`, while a thread reads and drops
+        whatever comes back (the relay's OPEN_OK and RESET frames, never decrypted). Returns the
+        number of OPENs sent. The carrier is unusable afterwards: its socket is shut down."""
+        import threading
+        self.sock.settimeout(None)  # blocking: a send waits while the relay reads nothing
+
+        def drain() -> None:
+            while True:
+                try:
+                    if not self.sock.recv(1 << 20):
+                        return
+                except OSError:
+                    return
+
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
+        sent = 0
+        deadline = time.monotonic() + seconds
+        try:
+            while time.monotonic() < deadline:
+                frames = []
+                for _ in range(batch):
+                    frames.append(frame(OPEN, self.next_id, open_payload(65536, 6, host, port)))
+                    self.next_id += 2
+                self.send_frames(frames)
+                sent += batch
+        finally:
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            reader.join(2)
+        return sent
+
     def close(self) -> None:
         try:
             self.sock.close()

@@ -118,7 +118,7 @@ final class ArgumentParserTests: XCTestCase {
         let expected: [String: [String]] = [
             "keygen": ["help"],
             "pubkey": ["help"],
-            "relay": ["listen", "private-key", "allow-client", "psk", "max-streams", "handshake-timeout", "udp-timeout",
+            "relay": ["listen", "private-key", "allow-client", "psk", "max-streams", "max-stream-rate", "handshake-timeout", "udp-timeout",
                       "max-udp-mappings", "allow-destination", "deny-destination", "max-pending-handshakes", "no-bench",
                       "log-level", "config", "help"],
             "up": ["relay", "relay-public-key", "private-key", "psk", "tun", "address", "route", "mtu", "carriers", "fwmark",

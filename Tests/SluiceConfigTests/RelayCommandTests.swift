@@ -98,6 +98,12 @@ final class RelayCommandTests: KeyFilesTestCase {
         XCTAssertEqual(error, .allowedAndDenied(.flag("deny-destination"), value: "10.0.0.0/8", other: .flag("allow-destination")))
     }
 
+    func testMaxStreamRate() throws {
+        XCTAssertEqual(try parseRelay(minimal).maxStreamRate, 20_000)
+        XCTAssertEqual(try parseRelay(minimal + ["--max-stream-rate", "500"]).maxStreamRate, 500)
+        assertConfigError(parsing(["relay"] + minimal + ["--max-stream-rate", "0"]), contains: ["--max-stream-rate 0 is out of range"])
+    }
+
     func testMaxPendingHandshakes() throws {
         XCTAssertEqual(try parseRelay(minimal).maxPendingHandshakes, 256)
         XCTAssertEqual(try parseRelay(minimal + ["--max-pending-handshakes", "10"]).maxPendingHandshakes, 10)
