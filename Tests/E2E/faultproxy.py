@@ -23,7 +23,6 @@ relay. The --status file (rewritten atomically while something changes) holds
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -33,10 +32,8 @@ import struct
 import sys
 import time
 
-
-def split_hostport(s: str) -> tuple[str, int]:
-    host, _, port = s.rpartition(":")
-    return host.strip("[]"), int(port)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import proxy  # noqa: E402  (serve, arguments, split_hostport)
 
 
 class Conn:
@@ -193,39 +190,17 @@ class FaultProxy:
             await asyncio.sleep(0.05)
 
 
-async def main_async(args) -> None:
-    host, port = split_hostport(args.listen)
-    proxy = FaultProxy(split_hostport(args.target), args.status)
-    server = await asyncio.start_server(proxy.handle, host, port, reuse_address=True)
-    loop = asyncio.get_running_loop()
+def main() -> int:
+    ap = proxy.arguments()
+    ap.add_argument("--control", required=True)
+    args = ap.parse_args()
+    fault_proxy = FaultProxy(proxy.split_hostport(args.target), args.status)
 
     def on_command() -> None:
         with open(args.control) as f:
-            proxy.command(json.load(f))
+            fault_proxy.command(json.load(f))
 
-    loop.add_signal_handler(signal.SIGUSR1, on_command)
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    proxy.write_status()
-    with open(args.ready_file + ".tmp", "w") as f:
-        json.dump({"pid": os.getpid()}, f)
-    os.replace(args.ready_file + ".tmp", args.ready_file)
-    status = asyncio.create_task(proxy.status_loop())
-    await stop.wait()
-    status.cancel()
-    server.close()
-    proxy.write_status()
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--listen", required=True)
-    ap.add_argument("--target", required=True)
-    ap.add_argument("--status", required=True)
-    ap.add_argument("--ready-file", required=True)
-    ap.add_argument("--control", required=True)
-    asyncio.run(main_async(ap.parse_args()))
+    asyncio.run(proxy.serve(fault_proxy, args, setup=lambda loop: loop.add_signal_handler(signal.SIGUSR1, on_command)))
     return 0
 
 

@@ -89,18 +89,22 @@ class Proxy:
             await asyncio.sleep(0.1)
 
 
-async def main_async(args) -> None:
+async def serve(proxy, args, setup=None) -> None:
+    """Runs `proxy` (its `handle`, `write_status` and `status_loop`) on --listen until SIGTERM or
+    SIGINT, writing --ready-file once it listens; `setup(loop)` adds signal handlers of its own.
+    Shared with faultproxy.py."""
     host, port = split_hostport(args.listen)
-    proxy = Proxy(split_hostport(args.target), args.status, args.capture)
     server = await asyncio.start_server(proxy.handle, host, port, reuse_address=True)
+    loop = asyncio.get_running_loop()
+    if setup:
+        setup(loop)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
     proxy.write_status()
     with open(args.ready_file + ".tmp", "w") as f:
         json.dump({"pid": os.getpid()}, f)
     os.replace(args.ready_file + ".tmp", args.ready_file)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
     status = asyncio.create_task(proxy.status_loop())
     await stop.wait()
     status.cancel()
@@ -108,14 +112,21 @@ async def main_async(args) -> None:
     proxy.write_status()
 
 
-def main() -> int:
+def arguments() -> argparse.ArgumentParser:
+    """The options every proxy here takes."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--listen", required=True)
     ap.add_argument("--target", required=True)
     ap.add_argument("--status", required=True)
     ap.add_argument("--ready-file", required=True)
+    return ap
+
+
+def main() -> int:
+    ap = arguments()
     ap.add_argument("--capture", type=int, default=125)
-    asyncio.run(main_async(ap.parse_args()))
+    args = ap.parse_args()
+    asyncio.run(serve(Proxy(split_hostport(args.target), args.status, args.capture), args))
     return 0
 
 
