@@ -57,7 +57,8 @@ public final class RelayServer {
     var refusals = RefusalLog()
     /// Lines about one client's streams (limit reached, connect refused): one per 10 s.
     var streamLog = RateLimitedLog<ClientID>()
-    /// Each client's stream opens (`--max-stream-rate`), shared by its carriers.
+    /// Each client's stream opens (`--max-stream-rate`), shared by its carriers and kept when they
+    /// close, so that dialling again buys no fresh burst; one per allowed key at most.
     var openRates: [ClientID: TokenBucket] = [:]
 
     /// - Parameter settingsSource: reads the settings anew for `reload()` (SIGHUP).
@@ -152,7 +153,6 @@ public final class RelayServer {
         carrier.readDelay = { [unowned self] in self.openRates[id]?.wait(now: self.loop.now) ?? 0 }
         carrier.onClose = { [unowned self] carrier, end in
             self.carriers[ObjectIdentifier(carrier)] = nil
-            if !self.carriers.values.contains(where: { $0.client == id }) { self.openRates[id] = nil }
             Log.info("carrier \(carrier.label) down: \(end)", "relay")
         }
         Log.info("carrier \(label) up", "relay")

@@ -107,7 +107,7 @@ def test_stream_open_flood_leaves_room_for_others(runner, topology):
     """Three rounds of: the other client's download alone, then during the flood; the medians are
     compared (this VM's throughput swings by a third between runs). The flooder's streams go to a
     closed port, so each one it gets costs the relay a socket, a connect and a reset: the relay
-    reads its carrier only at --max-stream-rate (20,000/s), and splits its time between carriers."""
+    reads its carrier only at --max-stream-rate (5,000/s), and splits its time between carriers."""
     flooder, other = h.make_keypair(runner.workdir, "flooder"), h.make_keypair(runner.workdir, "other")
     relay, relay_key = start_relay(runner, topology, [flooder, other])
     alone, crowded, sent = [], [], []

@@ -99,7 +99,7 @@ final class RelayCommandTests: KeyFilesTestCase {
     }
 
     func testMaxStreamRate() throws {
-        XCTAssertEqual(try parseRelay(minimal).maxStreamRate, 20_000)
+        XCTAssertEqual(try parseRelay(minimal).maxStreamRate, 5_000)
         XCTAssertEqual(try parseRelay(minimal + ["--max-stream-rate", "500"]).maxStreamRate, 500)
         assertConfigError(parsing(["relay"] + minimal + ["--max-stream-rate", "0"]), contains: ["--max-stream-rate 0 is out of range"])
     }
