@@ -66,7 +66,7 @@ class Conn:
                 pass
 
 
-class FaultProxy:
+class FaultProxy(proxy.StatusFile):
     def __init__(self, target: tuple[str, int], status: str) -> None:
         self.target, self.status = target, status
         self.conns: list[Conn] = []
@@ -176,18 +176,8 @@ class FaultProxy:
             print(f"unknown fault {fault!r}", file=sys.stderr)
         self.dirty = True
 
-    def write_status(self) -> None:
-        tmp = self.status + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump({"connections": [c.rec for c in self.conns], "commands": self.commands}, f)
-        os.replace(tmp, self.status)
-
-    async def status_loop(self) -> None:
-        while True:
-            if self.dirty:
-                self.dirty = False
-                self.write_status()
-            await asyncio.sleep(0.05)
+    def snapshot(self) -> dict:
+        return {"connections": [c.rec for c in self.conns], "commands": self.commands}
 
 
 def main() -> int:

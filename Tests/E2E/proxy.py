@@ -5,7 +5,7 @@
 
 For every connection it counts bytes each way, keeps the first --capture bytes the client sent
 (message 1 of the handshake is exactly the first 125), and notes which side closed first. The
---status file is rewritten atomically (every 0.1 s while something changed) as
+--status file is rewritten atomically (every 0.05 s while something changed) as
 {"connections": [{"id", "opened", "c2s", "s2c", "first_c2s", "closed_by", "closed_after"}]}
 with first_c2s in hex and closed_by "client", "target" or null while open.
 """
@@ -26,7 +26,31 @@ def split_hostport(s: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-class Proxy:
+class StatusFile:
+    """A proxy's --status file: rewritten atomically from `snapshot()` every 0.05 s while `dirty`.
+    Shared with faultproxy.py."""
+
+    status: str
+    dirty: bool = True
+
+    def snapshot(self) -> dict:
+        raise NotImplementedError
+
+    def write_status(self) -> None:
+        tmp = self.status + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.snapshot(), f)
+        os.replace(tmp, self.status)
+
+    async def status_loop(self) -> None:
+        while True:
+            if self.dirty:
+                self.dirty = False
+                self.write_status()
+            await asyncio.sleep(0.05)
+
+
+class Proxy(StatusFile):
     def __init__(self, target: tuple[str, int], status: str, capture: int) -> None:
         self.target, self.status, self.capture = target, status, capture
         self.conns: list[dict] = []
@@ -73,20 +97,9 @@ class Proxy:
         cwriter.close()
         twriter.close()
 
-    def write_status(self) -> None:
-        conns = [{k: v for k, v in c.items() if not k.startswith("_")} | {"first_c2s": c["_first"].hex()}
-                 for c in self.conns]
-        tmp = self.status + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump({"connections": conns}, f)
-        os.replace(tmp, self.status)
-
-    async def status_loop(self) -> None:
-        while True:
-            if self.dirty:
-                self.dirty = False
-                self.write_status()
-            await asyncio.sleep(0.1)
+    def snapshot(self) -> dict:
+        return {"connections": [{k: v for k, v in c.items() if not k.startswith("_")} | {"first_c2s": c["_first"].hex()}
+                                for c in self.conns]}
 
 
 async def serve(proxy, args, setup=None) -> None:

@@ -11,7 +11,8 @@
 - a UDP mapping flood (2,000 source ports) leaves the relay with at most --max-udp-mappings sockets.
 
 The figures go to stdout (`make e2e E2E_ARGS='Tests/E2E/test_floods.py -s'`). The file takes about
-100 s, 60 of them the hold.
+120 s, 60 of them the hold; SLUICE_E2E_FLOWS and SLUICE_E2E_HOLD (seconds) shrink that test while
+developing.
 """
 
 from __future__ import annotations
