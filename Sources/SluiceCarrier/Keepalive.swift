@@ -3,9 +3,11 @@
 public struct KeepaliveSettings: Sendable, Equatable {
     /// How the carrier pings.
     public enum Mode: Sendable, Equatable {
-        /// The client: a PING every `interval`, busy or not. The carrier is dead when a PING has gone
-        /// unanswered for `interval × misses` and nothing else arrived in that time either (a carrier
-        /// busy receiving is alive even while its PONG waits behind the data).
+        /// The client: a PING every `interval`, busy or not. The carrier is dead when, with a PING
+        /// unanswered, nothing at all has arrived for `interval × misses`: the PONGs that should have
+        /// come did not. Counting from the last byte rather than from the PING makes a stall found
+        /// `interval × misses` after it, not an interval later; and a carrier busy receiving is alive
+        /// even while its PONG waits behind the data.
         case probe(misses: Int)
         /// The relay: a PING after `interval` without receiving anything, then every `interval` while
         /// that lasts; the carrier is dead after `deadAfterMilliseconds` without receiving anything.
@@ -104,9 +106,8 @@ struct Keepalive {
     private var deadline: UInt64 {
         switch settings.mode {
         case .probe:
-            // Dead only with a PING unanswered that long *and* silence that long.
-            guard let oldest = outstanding.first else { return .max }
-            return max(oldest, lastReceive) &+ deadAfter
+            // Silence that long while a PING waits for its answer.
+            return outstanding.isEmpty ? .max : lastReceive &+ deadAfter
         case .whenIdle:
             return lastReceive &+ deadAfter
         }

@@ -12,8 +12,11 @@ fault always hits the carrier the transfers use.
 Memory: the relay's RssAnon rises by about 1.9 MiB at the first fault and then stays there — six
 cut-and-recover cycles in a row measured 3.89, 3.84, 3.85, 3.91, 3.90, 3.90 MiB after a 2.86 MiB
 baseline — so it is the allocator keeping pages for the next carrier, not a leak; the client moves
-between 1.9 and 3.5 MiB with no trend. Each breaking fault runs twice, and both times memory must be
-within the slack and descriptors back to the baseline: a leaked carrier would keep its socket.
+between 1.6 and 3.6 MiB with no trend. A stall peaks higher (+3.1 MiB once): the stalled carrier
+holds its queues until the stall ends while the new one already carries the transfers. Each breaking
+fault runs twice: both times descriptors must be back to the baseline (a leaked carrier keeps its
+socket) and memory within MEMORY_SLACK_KIB of it, and the second time within SECOND_FAULT_KIB of the
+first (a carrier's buffers leaked per fault would add up).
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ pytestmark = pytest.mark.sluice
 
 PING = ["--ping-interval", "0.5", "--ping-misses", "3"]
 STALL_FOUND_WITHIN = 1.5  # --ping-interval × --ping-misses
-MEMORY_SLACK_KIB = 3072  # what the allocator keeps after the first fault (module doc); measured up to 2.3 MiB
+MEMORY_SLACK_KIB = 4096  # what the allocator keeps after the first fault (module doc); measured up to 3.1 MiB
+SECOND_FAULT_KIB = 2048  # the client's RssAnon moves by up to 1.6 MiB between cycles on its own
 ENDLESS = 1 << 34  # a firehose that outlasts any fault
 
 
@@ -91,9 +95,16 @@ def test_fault_breaks_the_carrier(make_tunnel, name):
     t = make_tunnel(carriers=1, via_fault_proxy=True, client_extra=PING)
     warm_up(t)
     baseline = memory(t)
+    first = None
     for cycle in (1, 2):
         break_and_recover(t, name, cycle)
-        report_memory(f"{name} #{cycle}", baseline, settle_memory(t, baseline))
+        after = settle_memory(t, baseline)
+        report_memory(f"{name} #{cycle}", baseline, after)
+        if first is None:
+            first = after
+        for proc in ("client", "relay"):
+            assert after[proc]["RssAnon"] <= first[proc]["RssAnon"] + SECOND_FAULT_KIB, \
+                f"{proc} RssAnon grew from {first[proc]['RssAnon']} to {after[proc]['RssAnon']} KiB between two {name} faults"
     assert t.client.alive() and t.relay.alive()
 
 
@@ -123,7 +134,7 @@ def break_and_recover(t, name: str, cycle: int) -> None:
           f"(seen by {found:.2f} s); download got {d.received} bytes, echo {e.received}")
     if name == "stall":
         assert "no answer to PING" in downs[0]
-        assert ended <= STALL_FOUND_WITHIN + 1.0, f"a stall took {ended:.2f} s to notice (keepalive: {STALL_FOUND_WITHIN} s)"
+        assert ended <= STALL_FOUND_WITHIN + 0.5, f"a stall took {ended:.2f} s to notice (keepalive: {STALL_FOUND_WITHIN} s)"
     t.faults.inject(fault="clear")  # a stalled connection ends, as the NAT mapping would
     new_flows_work(t)
 

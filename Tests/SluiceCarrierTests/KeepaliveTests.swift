@@ -44,6 +44,23 @@ final class KeepaliveTests: XCTestCase {
         XCTAssertEqual(now, start + 15 * s, "dead exactly 15 s after the first unanswered PING")
     }
 
+    /// A stall right after a PONG: found `interval × misses` after the last byte, not an interval
+    /// later when the first unanswered PING went out.
+    func testAStallIsFoundIntervalTimesMissesAfterTheLastByte() {
+        var k = Keepalive(settings: .client, now: start)
+        _ = k.tick(now: start)
+        k.received(now: start + s / 10)
+        k.pong(start, now: start + s / 10)  // then the path stalls
+        var now = start + s / 10
+        var decision = k.tick(now: now)
+        while case .carryOn(_, let at) = decision, at < start + 60 * s {
+            now = at
+            decision = k.tick(now: now)
+        }
+        XCTAssertEqual(decision, .dead)
+        XCTAssertEqual(now, start + s / 10 + 15 * s)
+    }
+
     func testDataArrivingKeepsTheCarrierAliveWhilePongsWait() {
         // A PONG can wait behind megabytes of data on a slow link; bytes arriving prove the path works.
         var k = Keepalive(settings: KeepaliveSettings(intervalMilliseconds: 1_000, mode: .probe(misses: 2)), now: start)
