@@ -39,6 +39,8 @@ extension CommandSpec {
             FlagSpec("max-pending-handshakes", "N", kind: .integer,
                      presence: .optional(default: String(RelayConfig.defaultMaxPendingHandshakes)),
                      help: "connections still in their handshake kept at once; past it the oldest is closed"),
+            FlagSpec("proxy-protocol", kind: .switch,
+                     help: "expect a PROXY protocol header (v1 or v2) from a load balancer before each handshake; close connections without one"),
             FlagSpec("no-bench", kind: .switch,
                      help: "refuse streams to the built-in bench endpoints that `sluice bench` measures with"),
             FlagSpec("control", "PATH", kind: .path,

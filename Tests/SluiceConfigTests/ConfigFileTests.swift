@@ -42,7 +42,7 @@ final class ConfigFileTests: XCTestCase {
 
     func testRelayFromJSONResolvesKeysAgainstItsDirectory() throws {
         try writeKeys()
-        let path = try dir.write("etc/relay.json", relayJSON(#", "psk": "keys/psk.key", "maxStreams": 64, "handshakeTimeout": 2.5, "logLevel": "debug""#))
+        let path = try dir.write("etc/relay.json", relayJSON(#", "psk": "keys/psk.key", "maxStreams": 64, "handshakeTimeout": 2.5, "logLevel": "debug", "proxyProtocol": true"#))
         let config = try parseRelay(["--config", path])
         XCTAssertEqual(config.listen, SocketEndpoint(address: IPAddress("::")!, port: 7000))
         XCTAssertEqual(config.privateKey, TestKeys.relay)
@@ -51,6 +51,7 @@ final class ConfigFileTests: XCTestCase {
         XCTAssertEqual(config.maxStreams, 64)
         XCTAssertEqual(config.handshakeTimeout, .milliseconds(2500))
         XCTAssertEqual(config.logLevel, "debug")
+        XCTAssertTrue(config.proxyProtocol)
     }
 
     func testClientFromJSON() throws {
