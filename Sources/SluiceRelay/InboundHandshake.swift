@@ -10,8 +10,9 @@ import SluiceSystem
 /// A freshly accepted connection until it proves itself with Noise message 1. Loop-confined.
 ///
 /// Silence on failure: whatever fails — garbage, an unknown key, a replayed timestamp — the relay
-/// sends nothing back. It keeps reading and discarding until the handshake timeout, logs one line,
-/// and closes, so a scanner cannot tell a Sluice relay from a port that swallows bytes.
+/// sends nothing back. It keeps reading and discarding until the handshake timeout (or a reset from
+/// the peer), logs one line, and closes, so a scanner cannot tell a Sluice relay from a port that
+/// swallows bytes.
 ///
 /// Behind a load balancer (`--proxy-protocol`) the balancer's PROXY protocol header comes first,
 /// within the same timeout: it is peeked at until whole and then read by its exact length, so the
@@ -30,7 +31,8 @@ final class InboundHandshake {
     private var failedHeader = false
     /// True until the PROXY protocol header is read (with `--proxy-protocol`).
     private var awaitingProxyHeader: Bool
-    /// Bytes received so far, header included: a connection that sent none is a port check.
+    /// Bytes received so far, not counting a PROXY header: a connection that sent none is a port
+    /// check (HAProxy's health checks send a header with its LOCAL command, then close).
     private var received = 0
     private var timer: LoopTimer?
     private var done = false
@@ -76,8 +78,9 @@ final class InboundHandshake {
             do {
                 result = try relay.scratch.withUnsafeMutableBytes { try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want])) }
             } catch {
-                failure = failure ?? "\(error)"
-                return  // stay silent until the timer closes it
+                // The peer is gone (a reset): nothing it could learn from when the socket closes.
+                fail(failure ?? "\(error)")
+                return
             }
             switch result {
             case .wouldBlock:
@@ -104,9 +107,8 @@ final class InboundHandshake {
                 try socket.peek(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<ProxyHeader.maximumLength]))
             }
         } catch {
-            failure = failure ?? "\(error)"
-            awaitingProxyHeader = false  // discard from now on
-            return true
+            fail("\(error)")  // the peer is gone, as above
+            return false
         }
         switch result {
         case .wouldBlock:
@@ -131,7 +133,7 @@ final class InboundHandshake {
             // Peeked, so these bytes are there: the read takes exactly them.
             _ = relay.scratch.withUnsafeMutableBytes { try? socket.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<decoded.length])) }
             awaitingProxyHeader = false
-            received = decoded.length
+            received = 0
             if let client = decoded.header.addresses?.source {
                 Log.debug("connection from \(peer) relays the client \(client) (PROXY protocol \(decoded.header.version))", "relay")
                 peer = "\(client)"
@@ -159,8 +161,9 @@ final class InboundHandshake {
         }
     }
 
-    /// Logs why, counts it and closes without a reply. A connection that sent nothing at all is a
-    /// port check (a balancer's health check, a scanner): a debug line and an event, not a failure.
+    /// Logs why, counts it and closes without a reply. A connection that sent nothing (but perhaps a
+    /// PROXY header) is a port check — a balancer's health check, a scanner: a debug line and an
+    /// event, not a failure.
     private func fail(_ why: String) {
         if received == 0 {
             Log.debug("connection from \(peer) closed without sending anything", "relay")

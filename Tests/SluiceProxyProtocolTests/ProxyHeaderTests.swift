@@ -111,6 +111,26 @@ final class ProxyHeaderTests: XCTestCase {
         XCTAssertEqual(expected.encoded(), Self.v2IPv4)
     }
 
+    /// What Debian's HAProxy 2.6.12 wrote with `server … send-proxy-v2` for a connection from
+    /// 127.0.0.1:43210 to its `bind 127.0.0.1:17000` (captured on loopback): addresses, no TLVs.
+    func testV2AsHAProxyWritesIt() throws {
+        let captured = hex("0d0a0d0a000d0a515549540a2111000c7f0000017f000001a8ca4268")
+        let expected = ProxyHeader(version: .v2, addresses: .init(source: endpoint("127.0.0.1:43210"), destination: endpoint("127.0.0.1:17000")))
+        try assertDecodes(captured, expected, trailer: Array("X".utf8))
+        XCTAssertEqual(expected.encoded(), captured)
+    }
+
+    private func hex(_ text: String) -> [UInt8] {
+        var out: [UInt8] = []
+        var i = text.startIndex
+        while i < text.endIndex {
+            let next = text.index(i, offsetBy: 2)
+            out.append(UInt8(text[i..<next], radix: 16)!)
+            i = next
+        }
+        return out
+    }
+
     func testV2IPv6() throws {
         var bytes = Array(Self.v2IPv4[0..<12]) + [0x21, 0x21, 0x00, 0x24]
         bytes += IPAddress("fd10::1")!.bytes + IPAddress("fd10::2")!.bytes + [0x9C, 0x40, 0x1B, 0x58]
