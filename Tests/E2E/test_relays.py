@@ -108,6 +108,11 @@ def test_spread_uses_both_relays(runner, topology, servers):
         assert sum(counts) == 8 and min(counts) >= 3, f"streams per relay: {counts}"
         print(f"8 concurrent flows: {counts[0]} on the first relay, {counts[1]} on the second")
         assert relay_health(topology) == [("up", True), ("up", True)]
+        # What a person reads: each relay's line with its health and load, each carrier's relay.
+        table = topology.exec(topology.client, [h.sluice_bin(), "status", "--tun", h.TUN], timeout=20).stdout
+        for r, n in zip((a, b), counts):
+            assert f"    {r.endpoint}, key {r.key.public}: up, takes new flows, 1 carrier, {n} streams" in table, table
+            assert f"  carrier #1 to {r.endpoint}: up" in table, table
     finally:
         for s in flows:
             if s:
