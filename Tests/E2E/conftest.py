@@ -181,6 +181,29 @@ def workdir():
     shutil.rmtree(d, ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def no_orphaned_tunnel_record():
+    """After each test: no crash record of a `sluice up` whose process is gone may stay in this host's
+    /run/sluice. A test whose `up` did not clean up after itself fails here, and the record goes, so
+    the next tests are not refused ("state file … was written in another mount namespace": every
+    `ip netns exec` has a mount namespace of its own)."""
+    yield
+    orphans = []
+    for record in Path("/run/sluice").glob("*.json"):
+        try:
+            pid = json.loads(record.read_text())["pid"]
+            os.kill(pid, 0)
+            continue
+        except ProcessLookupError:
+            pass
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        orphans.append(record.name)
+        for leftover in Path("/run/sluice").glob(record.stem + ".*"):
+            leftover.unlink(missing_ok=True)
+    assert not orphans, f"sluice up left {orphans} in /run/sluice with its process gone: its shutdown did not clean up"
+
+
 @pytest.fixture
 def runner(request, workdir):
     r = h.Runner(workdir)
