@@ -57,9 +57,9 @@ let package = Package(
         .target(name: "SluiceProxy", dependencies: ["SluiceBase64", "SluiceIO", "SluiceLog", "SluiceLoop", "SluiceMux", "SluiceSocks", "SluiceSystem", "SluiceTunnel", "SluiceWire"]),
         // `sluice bench`: carriers and streams to the relay's bench endpoints, no TUN.
         .target(name: "SluiceBench", dependencies: ["SluiceTunnel", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceIO", "SluiceLoop", "SluiceLog", "SluiceSystem", "SluiceWire"], swiftSettings: hotPath),
-        .target(name: "SluiceRelay", dependencies: ["CSluiceHostShims", "SluiceSystem", "SluiceIO", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceControl", "SluiceJSON", "SluiceLog", "SluiceWire"], swiftSettings: hotPath),
+        .target(name: "SluiceRelay", dependencies: ["CSluiceHostShims", "SluiceSystem", "SluiceIO", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceConfig", "SluiceControl", "SluiceJSON", "SluiceLog", "SluiceWire"], swiftSettings: hotPath),
         .executableTarget(
-            name: "sluice", dependencies: ["CSluiceHostShims", "SluiceLoop", "SluiceSystem", "SluiceSocks", "SluiceTunnel", "SluiceUp", "SluiceBench", "SluiceProxy", "SluiceControl", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceJSON", "SluiceLog", "SluiceWire"],
+            name: "sluice", dependencies: ["CSluiceHostShims", "SluiceLoop", "SluiceSystem", "SluiceCarrier", "SluiceSocks", "SluiceTunnel", "SluiceUp", "SluiceBench", "SluiceProxy", "SluiceControl", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceJSON", "SluiceLog", "SluiceWire"],
             // Exported so that liblwip.so's calls resolve to Sluice's faster checksum (CSluiceShims/checksum.c).
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 
@@ -89,7 +89,9 @@ let package = Package(
         .testTarget(name: "SluiceControlTests", dependencies: ["SluiceControl"]),
         .testTarget(name: "SluiceBenchTests", dependencies: ["SluiceBench", "SluiceWire"]),
         .testTarget(name: "SluiceLoopTests", dependencies: ["SluiceLoop"]),
+        .testTarget(name: "SluiceLogTests", dependencies: ["SluiceLog"]),
+        .testTarget(name: "SluiceCarrierTests", dependencies: ["SluiceCarrier"]),
         .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceTestSupport"]),
-        .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop"]),
+        .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop", "SluiceCrypto"]),
     ]
 )

@@ -49,19 +49,21 @@ public final class BenchRun {
             switch outcome {
             case .failed(let failure):
                 self.finish(.failure(.dial(relay: self.settings.target.relay, failure)))
-            case .established(let socket, let keys):
+            case .established(let socket, let accepted):
                 if self.carriers.isEmpty { self.handshake = MonotonicClock.nanoseconds() - started }
-                self.established(socket, keys)
+                self.established(socket, accepted)
             }
         }
         self.dialer = dialer
         dialer.start()
     }
 
-    private func established(_ socket: Socket, _ keys: TransportKeys) {
+    private func established(_ socket: Socket, _ accepted: SluiceAcceptance) {
         let label = "#\(carriers.count + 1) to \(settings.target.relay)"
         do {
-            let carrier = try Carrier(socket: socket, keys: keys, role: .client, settings: settings.mux, loop: loop, label: label)
+            let carrier = try Carrier(socket: socket, keys: accepted.keys, role: .client, settings: settings.mux,
+                                      relayFeatures: CarrierFeatures(rawValue: accepted.relayFeatures),
+                                      keepalive: .client, loop: loop, label: label)
             carrier.onClose = { [unowned self] (_: Carrier, end: CarrierEnd) in self.finish(.failure(.carrierLost("carrier \(label): \(end)"))) }
             carriers.append(carrier)
             Log.debug("carrier \(label) up", "bench")

@@ -104,6 +104,8 @@ extension ClientConfig {
             }
             resolver = mode
         }
+        pingInterval = try settings.seconds("ping-interval", default: Self.defaultPingIntervalSeconds, range: Self.pingIntervalRange)
+        pingMisses = try settings.integer("ping-misses", default: Self.defaultPingMisses, range: Self.pingMissesRange)
         for raw in settings.all("app-cgroup") {
             guard let group = Self.cgroupPath(raw.text) else {
                 throw .invalidValue(raw.origin, value: raw.text,

@@ -14,6 +14,12 @@ public struct ClientConfig: Sendable, Equatable {
     public static let defaultTable: UInt32 = 21_324
     /// 0 (unspec) and 253...255 (default, main, local) are the kernel's own tables.
     public static let reservedTables: Set<UInt32> = [0, 253, 254, 255]
+    /// A PING to the relay every 5 s; after 3 unanswered (15 s) the carrier is redialled.
+    public static let defaultPingIntervalSeconds = 5.0
+    /// At most 20 s: the relay closes a carrier that sent it nothing for 30 s.
+    public static let pingIntervalRange = 0.1...20.0
+    public static let defaultPingMisses = 3
+    public static let pingMissesRange = 1...100
 
     /// The relay's endpoint (`--relay`); nil with a SOCKS5 `upstream`.
     public let relay: SocketEndpoint?
@@ -67,6 +73,10 @@ public struct ClientConfig: Sendable, Equatable {
     public let udpTimeout: Duration
     /// UDP mappings (client source address and port) kept at once (`--max-udp-mappings`).
     public let maxUDPMappings: Int
+    /// Time between the carriers' PINGs to the relay (`--ping-interval`).
+    public var pingInterval: Duration = .milliseconds(Int64(ClientConfig.defaultPingIntervalSeconds * 1000))
+    /// Unanswered PINGs after which a silent carrier is closed and redialled (`--ping-misses`).
+    public var pingMisses = ClientConfig.defaultPingMisses
     /// Canonical `--log-level` name; `SluiceLog.LogLevel(name:)` accepts it.
     public let logLevel: String
     /// Conditions worth a log line; the CLI logs them.

@@ -68,6 +68,8 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     case openProxy(SettingOrigin, value: String)
     /// An `--auth-file` line that is not `user:password` (1 to 255 bytes each); `line` nil: no user at all.
     case badAuthFile(path: String, line: Int?)
+    /// A `--deny-destination` prefix that `other` (an `--allow-destination`) allows as well.
+    case allowedAndDenied(SettingOrigin, value: String, other: SettingOrigin)
 
     public var description: String {
         switch self {
@@ -142,6 +144,8 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
         case .openProxy(let origin, let value):
             return "\(origin) \(shown(value, origin)) is not a loopback address, and without --auth-file anyone who reaches it could use "
                 + "the relay; add --auth-file FILE (user:password lines) or listen on 127.0.0.1 or [::1]."
+        case .allowedAndDenied(let origin, let value, let other):
+            return "\(origin) \(shown(value, origin)) is allowed by \(other) as well; keep the prefix in one of the two lists."
         }
     }
 

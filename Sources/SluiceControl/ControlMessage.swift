@@ -3,11 +3,12 @@
 /// connection closes. Text, so a person can talk to it with `socat`.
 ///
 /// Requests: `status` (both; the reply's TEXT is one line of JSON, docs/configuration.md "sluice
-/// status"); to a tunnel: `new tunnel` / `new bypass` (a fresh group for one `exec`; the mode must
+/// status"); to a relay: `reload` (read its configuration again, as SIGHUP does); to a tunnel: `new tunnel` / `new bypass` (a fresh group for one `exec`; the mode must
 /// match the tunnel's), `done NAME` (remove that group, now empty), `add PID`, `del PID`.
 /// Replies: `ok [TEXT]` (for `new`, TEXT is the group's directory) or `error MESSAGE`.
 public enum ControlRequest: Hashable, Sendable {
     case status
+    case reload
     case newGroup(bypass: Bool)
     case done(group: String)
     case add(pid: Int32)
@@ -18,6 +19,10 @@ public enum ControlRequest: Hashable, Sendable {
         let words = line.split(separator: " ", omittingEmptySubsequences: true)
         if words == ["status"] {
             self = .status
+            return
+        }
+        if words == ["reload"] {
+            self = .reload
             return
         }
         guard words.count == 2 else { return nil }
@@ -36,6 +41,7 @@ public enum ControlRequest: Hashable, Sendable {
     public var line: String {
         switch self {
         case .status: return "status\n"
+        case .reload: return "reload\n"
         case .newGroup(let bypass): return "new \(bypass ? "bypass" : "tunnel")\n"
         case .done(let group): return "done \(group)\n"
         case .add(let pid): return "add \(pid)\n"

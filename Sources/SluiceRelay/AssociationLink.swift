@@ -54,6 +54,7 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
     func stream(_ stream: MuxStream, didReceiveDatagram payload: UnsafeRawBufferPointer, endpoint: SocketEndpoint) {
         guard socket != nil else { return }
         noteActivity()
+        if relay.refuseDatagram(on: self, to: endpoint) { return }
         relay.outgoingDatagrams.append(payload, from: self, to: endpoint)
     }
 

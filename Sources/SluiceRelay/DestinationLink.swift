@@ -180,10 +180,20 @@ final class DestinationLink: MuxStreamHandler {
         release(resetDestination: true)
     }
 
+    /// The destination policy refuses this destination since a reload: the stream is reset.
+    func refuse(_ refusal: PolicyRefusal) {
+        guard !finished else { return }
+        Log.info("client \(client): stream \(stream.id) to \(destination) reset: \(refusal.message)", "relay")
+        stream.reset(PolicyRefusal.resetReason(on: stream.session), message: refusal.message)
+        release(resetDestination: true)
+    }
+
     private func fail(reason: ResetReason, message: String) {
         if !connected && reason != .closed {
-            Log.info("stream \(stream.id) to \(destination) refused: \(message)", "relay")
             relay.counters.streamsRefused[reason, default: 0] += 1
+        }
+        if !connected && reason != .closed, let heldBack = relay.streamLog.admit(client, now: loop.now) {
+            Log.info("client \(client): stream \(stream.id) to \(destination) refused: \(message)" + relay.streamLog.suffix(heldBack), "relay")
         } else {
             Log.debug("stream \(stream.id) to \(destination): \(message)", "relay")
         }

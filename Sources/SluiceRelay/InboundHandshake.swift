@@ -20,7 +20,6 @@ final class InboundHandshake {
     private var failure: String?
     private var timer: LoopTimer?
     private var done = false
-    private var scratch = [UInt8](repeating: 0, count: 4096)
 
     init(socket: Socket, peer: String, relay: RelayServer, loop: EventLoop) {
         self.socket = socket
@@ -46,15 +45,16 @@ final class InboundHandshake {
         }
     }
 
-    /// Closes without a word (relay shutdown).
+    /// Closes without a word (relay shutdown, or the pending-handshake cap).
     func abandon() { finish(close: true) }
 
     private func readAvailable() {
         while !done {
-            let want = failure == nil ? SluiceHandshake.message1Length - message.count : scratch.count
+            // The relay's shared buffer: a pending handshake holds no buffer of its own.
+            let want = failure == nil ? SluiceHandshake.message1Length - message.count : relay.scratch.count
             let result: IOResult<Int>
             do {
-                result = try scratch.withUnsafeMutableBytes { try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want])) }
+                result = try relay.scratch.withUnsafeMutableBytes { try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want])) }
             } catch {
                 failure = failure ?? "\(error)"
                 return  // stay silent until the timer closes it
@@ -70,7 +70,7 @@ final class InboundHandshake {
                 return
             case .done(let n):
                 guard failure == nil else { continue }  // discard
-                message.append(contentsOf: scratch[0..<n])
+                message.append(contentsOf: relay.scratch[0..<n])
                 if message.count == SluiceHandshake.message1Length { respond() }
             }
         }

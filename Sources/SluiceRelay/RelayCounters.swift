@@ -16,8 +16,12 @@ struct RelayCounters {
     var carriersEstablished = 0
     /// Connections closed without a handshake (unknown key, wrong PSK, replay, garbage, timeout).
     var handshakesFailed = 0
+    /// Half-open connections closed to stay under --max-pending-handshakes.
+    var handshakesDropped = 0
     /// Streams refused, by reason (limit, refused, unreachable, timed out…).
     var streamsRefused: [ResetReason: Int] = [:]
+    /// Datagrams the destination policy refused (DATAGRAM_ERROR back, nothing sent).
+    var datagramsRefused = 0
     /// Datagrams a destination socket or the carrier could not take (never queued).
     var datagramsDroppedToDestinations = 0
     var datagramsDroppedToClient = 0

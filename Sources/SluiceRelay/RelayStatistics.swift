@@ -60,6 +60,8 @@ extension RelayServer {
         }
         var drops: [String: Int] = [
             "handshake-failed": counters.handshakesFailed,
+            "handshake-dropped-at-cap": counters.handshakesDropped,
+            "datagram-refused-by-policy": counters.datagramsRefused,
             "datagram-to-destination": counters.datagramsDroppedToDestinations,
             "datagram-to-client": counters.datagramsDroppedToClient,
         ]

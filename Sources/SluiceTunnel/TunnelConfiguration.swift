@@ -1,3 +1,4 @@
+import SluiceCarrier
 import SluiceCrypto
 import SluiceMux
 import SluiceWire
@@ -36,6 +37,8 @@ public struct TunnelConfiguration: Sendable {
     /// Windows and budgets of the carriers; `streamWindow` is also how far a SOCKS5 stream reads
     /// ahead of the application.
     public var mux = MuxSettings()
+    /// When carriers ping the relay and give up on a silent one (`--ping-interval`, `--ping-misses`).
+    public var keepalive = KeepaliveSettings.client
 
     /// Flows go to a Sluice relay.
     public init(relay: SocketEndpoint, relayPublicKey: PublicKey, privateKey: PrivateKey, psk: PresharedKey? = nil) {

@@ -72,6 +72,8 @@ public final class TunnelEngine: TCPStackDelegate, UpstreamDelegate {
     lazy var udp = UDPForwarder(engine: self)
     let reassembler = FragmentReassembler()
     var counters = EngineCounters()
+    /// Destinations the relay's policy refused, logged once each.
+    var refusedDestinations = RefusedDestinations()
     let rates = RateMeter()
     private let input: PacketBatch
     private var bridges: [FlowKey: FlowBridge] = [:]
@@ -90,7 +92,8 @@ public final class TunnelEngine: TCPStackDelegate, UpstreamDelegate {
         switch configuration.upstream {
         case .relay(let relay, let publicKey, let privateKey, let psk):
             let target = CarrierTarget(relay: relay, relayPublicKey: publicKey, privateKey: privateKey, psk: psk, transport: transport)
-            upstream = RelayUpstream(target: target, carriers: configuration.carriers, mux: configuration.mux, loop: loop)
+            upstream = RelayUpstream(target: target, carriers: configuration.carriers, mux: configuration.mux,
+                                     keepalive: configuration.keepalive, loop: loop)
         case .socks5(let server):
             upstream = SocksUpstream(server: server, transport: transport, window: configuration.mux.streamWindow, loop: loop)
         }

@@ -30,8 +30,8 @@ final class AppGroups {
     func handle(_ request: ControlRequest) -> ControlReply {
         do throws(HostError) {
             switch request {
-            case .status:
-                return .error("status is answered by the tunnel, not its groups")
+            case .status, .reload:
+                return .error("\(request.line.dropLast()) is answered by the tunnel, not its groups")
             case .newGroup(let wantsBypass):
                 guard wantsBypass == bypass else {
                     return .error(bypass

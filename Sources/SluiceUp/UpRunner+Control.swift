@@ -43,6 +43,8 @@ extension UpRunner {
             } catch {
                 return .error("status could not be encoded: \(error)")
             }
+        case .reload:
+            return .error("reload is for a relay; a tunnel takes new settings by a restart (systemctl restart sluice@NAME)")
         case .newGroup, .done, .add, .del:
             guard let apps else {
                 return .error("tunnel \(host.tun) is up but without per-application routing: its sluice up found no cgroup v2 mount "

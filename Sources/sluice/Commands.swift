@@ -1,4 +1,5 @@
 import Glibc
+import SluiceCarrier
 import SluiceConfig
 import SluiceControl
 import SluiceCrypto
@@ -46,22 +47,19 @@ enum Commands {
         }
     }
 
-    /// `sluice relay`: runs until SIGINT/SIGTERM.
+    /// `sluice relay`: runs until SIGINT/SIGTERM; SIGHUP reads the same arguments (and config file)
+    /// again and applies them.
     static func relay(_ config: RelayConfig) throws {
         applyLogLevel(config.logLevel)
         for warning in config.warnings { Log.warning("\(warning)") }
-        let settings = try RelaySettings(
-            listen: config.listen,
-            privateKey: PrivateKey(bytes: config.privateKey),
-            allowedClients: Set(config.allowedClients.map { try PublicKey(bytes: $0) }),
-            psk: config.psk.map { try PresharedKey(bytes: $0) },
-            maxStreamsPerClient: config.maxStreams,
-            handshakeTimeoutMilliseconds: milliseconds(config.handshakeTimeout))
-        var relaySettings = settings
-        relaySettings.udpTimeoutMilliseconds = milliseconds(config.udpTimeout)
-        relaySettings.maxUDPMappingsPerClient = config.maxUDPMappings
-        relaySettings.benchEnabled = config.benchEnabled
-        try RelayRunner.run(relaySettings, controlPath: config.controlPath)
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        try RelayRunner.run(try RelaySettings(config: config), controlPath: config.controlPath) {
+            guard case .relay(let config) = try CommandLineParser.parse(arguments: arguments) else {
+                preconditionFailure("the relay's own arguments parse as another command")
+            }
+            for warning in config.warnings { Log.warning("\(warning)") }
+            return try RelaySettings(config: config)
+        }
     }
 
     /// `sluice up`: runs the tunnel in the foreground until SIGINT/SIGTERM.
@@ -88,6 +86,7 @@ enum Commands {
         tunnel.dnsDomains = config.dnsDomains
         tunnel.udpTimeoutMilliseconds = milliseconds(config.udpTimeout)
         tunnel.maxUDPMappings = config.maxUDPMappings
+        tunnel.keepalive = KeepaliveSettings(intervalMilliseconds: milliseconds(config.pingInterval), mode: .probe(misses: config.pingMisses))
         var host = HostConfiguration(tun: config.tun, addresses: config.addresses, routes: config.routes, fwmark: config.fwmark, table: config.table)
         host.routeAll = config.routeAll
         host.excludes = config.excludes

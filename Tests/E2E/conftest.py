@@ -268,6 +268,7 @@ class Tunnel:
     relay: h.Proc | None = None
     client: h.Proc | None = None
     proxy: h.CountingProxy | None = None
+    faults: h.FaultProxy | None = None
     relay_argv: list = field(default_factory=list)
 
     def start_relay(self) -> h.Proc:
@@ -295,12 +296,13 @@ class Tunnel:
 
 @pytest.fixture
 def make_tunnel(mode, runner, topology, servers):
-    """Factory: make_tunnel(carriers=None, authorized=True, via_proxy=False, relay_psk=None,
-    client_psk=None, relay_extra=(), client_extra=(), listen=None, relay_addr=None, wait=True)."""
+    """Factory: make_tunnel(carriers=None, authorized=True, via_proxy=False, via_fault_proxy=False,
+    relay_psk=None, client_psk=None, relay_extra=(), client_extra=(), listen=None, relay_addr=None,
+    wait=True)."""
 
     def make(carriers: int | None = None, authorized: bool = True, via_proxy: bool = False,
-             relay_psk=None, client_psk=None, relay_extra=(), client_extra=(), listen: str | None = None,
-             relay_addr: str | None = None, wait: bool = True) -> Tunnel:
+             via_fault_proxy: bool = False, relay_psk=None, client_psk=None, relay_extra=(), client_extra=(),
+             listen: str | None = None, relay_addr: str | None = None, wait: bool = True) -> Tunnel:
         t = Tunnel(mode, topology, runner, servers)
         if mode == "kernel":
             return t
@@ -315,6 +317,10 @@ def make_tunnel(mode, runner, topology, servers):
         if via_proxy:
             t.proxy = h.start_proxy(runner, topology, f"{netns.RELAY_CLIENT_SIDE_V4}:{h.PROXY_PORT}",
                                     f"127.0.0.1:{h.RELAY_PORT}")
+            target = f"{netns.RELAY_CLIENT_SIDE_V4}:{h.PROXY_PORT}"
+        elif via_fault_proxy:
+            t.faults = h.start_fault_proxy(runner, topology, f"{netns.RELAY_CLIENT_SIDE_V4}:{h.PROXY_PORT}",
+                                           f"127.0.0.1:{h.RELAY_PORT}")
             target = f"{netns.RELAY_CLIENT_SIDE_V4}:{h.PROXY_PORT}"
         t.client = runner.start("client", h.client_argv(target, t.relay_key.public, t.client_key, psk=client_psk,
                                                         carriers=carriers, extra=client_extra), ns=topology.client)

@@ -41,6 +41,18 @@ def chunks(n: int) -> Iterator[memoryview]:
         i += 1
 
 
+def at(offset: int, length: int) -> bytes:
+    """`length` bytes of the content starting at `offset` (across block boundaries)."""
+    out = bytearray()
+    while length > 0:
+        i, o = divmod(offset, BLOCK)
+        take = min(length, BLOCK - o)
+        out += block(i)[o:o + take]
+        offset += take
+        length -= take
+    return bytes(out)
+
+
 def sha256(n: int) -> str:
     """sha256 (hex) of the content of size n."""
     d = _digests.get(n)

@@ -170,6 +170,17 @@ class Runner:
                 p.kill()
 
 
+def memory_kib(pid: int) -> dict[str, int]:
+    """VmRSS and RssAnon of a process, in KiB (/proc/PID/status)."""
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "RssAnon", "VmHWM"):
+                out[key] = int(value.split()[0])
+    return out
+
+
 def fd_count(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
@@ -413,6 +424,43 @@ def start_proxy(runner: Runner, topo: Topology, listen: str, target: str) -> Cou
     if not proc.alive():
         raise RuntimeError(f"proxy.py exited {proc.popen.returncode}:\n{tail(proc.log)}")
     return CountingProxy(proc, status)
+
+
+@dataclass
+class FaultProxy:
+    """faultproxy.py in front of the relay; `inject(fault=..., ...)` arms one fault."""
+
+    proc: Proc
+    status_path: Path
+    control_path: Path
+
+    def status(self) -> dict:
+        try:
+            return json.loads(self.status_path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return {"connections": [], "commands": 0}
+
+    def connections(self) -> list[dict]:
+        return self.status()["connections"]
+
+    def inject(self, **command) -> None:
+        """Sends one command (faultproxy.py's doc lists them) and waits until the proxy took it."""
+        before = self.status()["commands"]
+        self.control_path.write_text(json.dumps(command))
+        self.proc.signal(signal.SIGUSR1)
+        wait_for(lambda: self.status()["commands"] > before, 5, what=f"the fault proxy to take {command}")
+
+
+def start_fault_proxy(runner: Runner, topo: Topology, listen: str, target: str) -> FaultProxy:
+    status, control = runner.workdir / "faultproxy-status.json", runner.workdir / "faultproxy-command.json"
+    ready = runner.workdir / "faultproxy-ready.json"
+    proc = runner.start("faultproxy", [PY, str(HERE / "faultproxy.py"), "--listen", listen, "--target", target,
+                                       "--status", str(status), "--ready-file", str(ready),
+                                       "--control", str(control)], ns=topo.relay)
+    wait_for(lambda: ready.exists() or not proc.alive(), 15, what="the fault proxy to listen")
+    if not proc.alive():
+        raise RuntimeError(f"faultproxy.py exited {proc.popen.returncode}:\n{tail(proc.log)}")
+    return FaultProxy(proc, status, control)
 
 
 def relay_argv(key: KeyPair, allow: Sequence[str], listen: str = f"0.0.0.0:{RELAY_PORT}",

@@ -118,11 +118,12 @@ final class ArgumentParserTests: XCTestCase {
         let expected: [String: [String]] = [
             "keygen": ["help"],
             "pubkey": ["help"],
-            "relay": ["listen", "private-key", "allow-client", "psk", "max-streams", "handshake-timeout", "udp-timeout",
-                      "max-udp-mappings", "no-bench", "control", "log-level", "config", "help"],
+            "relay": ["listen", "private-key", "allow-client", "psk", "max-streams", "max-stream-rate", "handshake-timeout", "udp-timeout",
+                      "max-udp-mappings", "allow-destination", "deny-destination", "max-pending-handshakes", "no-bench", "control",
+                      "log-level", "config", "help"],
             "up": ["relay", "relay-public-key", "private-key", "psk", "upstream", "tun", "address", "route", "mtu", "carriers", "fwmark",
                    "table", "dns", "dns-domain", "resolver", "route-all", "exclude", "route-local", "kill-switch", "no-ipv6", "app-cgroup",
-                   "udp-timeout", "max-udp-mappings", "log-level", "config", "help"],
+                   "udp-timeout", "max-udp-mappings", "ping-interval", "ping-misses", "log-level", "config", "help"],
             "down": ["tun", "log-level", "help"],
             "status": ["tun", "relay", "control", "json", "watch", "help"],
             "exec": ["tun", "bypass", "log-level", "help"],
@@ -133,7 +134,8 @@ final class ArgumentParserTests: XCTestCase {
         ]
         XCTAssertEqual(Dictionary(uniqueKeysWithValues: CommandSpec.all.map { ($0.name, $0.flags.map(\.name)) }), expected)
         let repeatable = CommandSpec.all.flatMap { $0.flags.filter(\.repeatable).map { "\($0.name)" } }
-        XCTAssertEqual(Set(repeatable), ["allow-client", "address", "route", "dns", "dns-domain", "exclude", "app-cgroup"])
+        XCTAssertEqual(Set(repeatable), ["allow-client", "address", "route", "dns", "dns-domain", "exclude", "app-cgroup",
+                                         "allow-destination", "deny-destination"])
         XCTAssertEqual(CommandSpec.up.flag(named: "route-all")?.jsonKey, "routeAll")
         XCTAssertEqual(CommandSpec.up.flag(named: "no-ipv6")?.jsonKey, "noIpv6")
         XCTAssertEqual(CommandSpec.up.flag(named: "relay-public-key")?.jsonKey, "relayPublicKey")

@@ -234,7 +234,7 @@ final class RecordTests: XCTestCase {
         let initiator = try SluiceInitiator(localStatic: client, relayStatic: relay.publicKey)
         let response = try SluiceResponder(localStatic: relay)
             .respond(to: initiator.message1, isAllowed: { _ in true }, replayGuard: ReplayGuard())
-        let clientKeys = try initiator.finish(message2: response.message2)
+        let clientKeys = try initiator.finish(message2: response.message2).keys
 
         let up = try sealAll([Array("to relay".utf8)], sealer: RecordSealer(key: clientKeys.sending))
         let relayOpener = RecordOpener(key: response.keys.receiving)

@@ -14,7 +14,7 @@ import SluiceWire
 /// failure names those causes (`DialFailure.silence`).
 public final class CarrierDialer {
     public enum Outcome {
-        case established(Socket, TransportKeys)
+        case established(Socket, SluiceAcceptance)
         case failed(DialFailure)
     }
 
@@ -113,11 +113,11 @@ public final class CarrierDialer {
                 response.append(contentsOf: scratch[0..<n])
                 guard response.count == SluiceHandshake.message2Length, let initiator else { continue }
                 do {
-                    let keys = try initiator.finish(message2: response)
+                    let accepted = try initiator.finish(message2: response)
                     let done = completion
                     completion = nil
                     cleanup(closeSocket: false)
-                    done?(.established(socket, keys))
+                    done?(.established(socket, accepted))
                 } catch {
                     fail(.handshake("\(error)"))
                 }

@@ -40,15 +40,17 @@ final class CarrierPool {
     private unowned let loop: EventLoop
     private let target: CarrierTarget
     private let mux: MuxSettings
+    private let keepalive: KeepaliveSettings
     private var slots: [Slot]
     private var queue: [Slot] = []
     private var dialer: CarrierDialer?
     private var stopped = false
     unowned var delegate: CarrierPoolDelegate?
 
-    init(count: Int, target: CarrierTarget, mux: MuxSettings, loop: EventLoop) {
+    init(count: Int, target: CarrierTarget, mux: MuxSettings, keepalive: KeepaliveSettings, loop: EventLoop) {
         self.target = target
         self.mux = mux
+        self.keepalive = keepalive
         self.loop = loop
         slots = (0..<count).map { Slot(index: $0) }
     }
@@ -119,7 +121,7 @@ final class CarrierPool {
             let state: CarrierStatistics.State = c != nil ? .up : (slot.dialling ? .connecting : .waiting)
             return CarrierStatistics(
                 index: slot.index + 1, state: state, upSince: slot.upSince, lastHandshake: slot.lastHandshake,
-                rttMicroseconds: nil, bytesSent: c?.bytesSent ?? 0, bytesReceived: c?.bytesReceived ?? 0,
+                rttMicroseconds: c?.lastRoundTripNanoseconds.map { Int($0 / 1_000) }, bytesSent: c?.bytesSent ?? 0, bytesReceived: c?.bytesReceived ?? 0,
                 recordsSent: c?.recordsSent ?? 0, recordsReceived: c?.recordsReceived ?? 0,
                 streams: c?.session.streamCount ?? 0, reconnects: max(0, slot.established - 1), lastError: slot.lastError)
         }
@@ -150,10 +152,12 @@ final class CarrierPool {
     private func dialed(_ slot: Slot, _ outcome: CarrierDialer.Outcome) {
         guard !stopped else { return }
         switch outcome {
-        case .established(let socket, let keys):
+        case .established(let socket, let accepted):
             let label = "#\(slot.index + 1) to \(target.relay)"
             do {
-                let carrier = try Carrier(socket: socket, keys: keys, role: .client, settings: mux, loop: loop, label: label)
+                let carrier = try Carrier(socket: socket, keys: accepted.keys, role: .client, settings: mux,
+                                          relayFeatures: CarrierFeatures(rawValue: accepted.relayFeatures), keepalive: keepalive,
+                                          loop: loop, label: label)
                 carrier.onClose = { [unowned self] carrier, end in self.lost(slot, carrier, end) }
                 slot.carrier = carrier
                 slot.backoff = Self.initialBackoffMilliseconds

@@ -115,7 +115,11 @@ final class FlowBridge: UpstreamStreamHandler, TCPFlowHandler {
         if let flow {
             flow.abort()
         } else {
-            if reason != .closed { Log.debug("flow \(key) refused by the upstream: \(reason) \(message)", "tunnel") }
+            if reason == .forbidden {
+                engine.refusedDestinations.note(key.destination, udp: false, message: message)
+            } else if reason != .closed {
+                Log.debug("flow \(key) refused by the upstream: \(reason) \(message)", "tunnel")
+            }
             engine.counters.tcpRefusedByRelay[reason, default: 0] += 1
             engine.stack.refuse(key)
         }

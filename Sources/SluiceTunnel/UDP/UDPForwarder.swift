@@ -150,6 +150,9 @@ final class UDPForwarder {
         case .portUnreachable: kind = .portUnreachable
         case .unreachable: kind = .hostUnreachable
         case .tooBig: kind = .tooBig(mtu: UInt16(clamping: mtu))
+        case .forbidden:
+            kind = .administrativelyProhibited
+            engine.refusedDestinations.note(remote, udp: true)
         }
         counters.errorsToApplication += 1
         engine.emitICMPError(kind, aboutUDPFrom: application, to: remote)

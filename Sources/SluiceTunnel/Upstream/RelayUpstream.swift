@@ -11,10 +11,12 @@ public final class RelayUpstream: Upstream, CarrierPoolDelegate {
     let pool: CarrierPool
     private let target: CarrierTarget
 
-    /// `carriers` connections to `target`'s relay, with `mux`'s windows and budget, on `loop`.
-    public init(target: CarrierTarget, carriers: Int, mux: MuxSettings = MuxSettings(), loop: EventLoop) {
+    /// `carriers` connections to `target`'s relay, with `mux`'s windows and budget and `keepalive`'s
+    /// pings, on `loop`.
+    public init(target: CarrierTarget, carriers: Int, mux: MuxSettings = MuxSettings(), keepalive: KeepaliveSettings = .client,
+                loop: EventLoop) {
         self.target = target
-        pool = CarrierPool(count: carriers, target: target, mux: mux, loop: loop)
+        pool = CarrierPool(count: carriers, target: target, mux: mux, keepalive: keepalive, loop: loop)
         pool.delegate = self
     }
 
