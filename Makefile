@@ -1,7 +1,8 @@
 # Sluice: build, test, demo.  `make test` is the test command.
 #
 #   make build   release binary at .build/release/sluice (Swift runtime and libstdc++ linked in; see below)
-#   make test    deps, unit tests (debug build), release build, end-to-end suite (as root)
+#   make test    deps, unit tests (debug build; the engine's once more as nobody), release build,
+#                end-to-end suite (as root)
 #   make e2e     only the end-to-end suite against $(SLUICE_BIN); E2E_ARGS go to pytest
 #   make e2e-kernel  the end-to-end harness against plain kernel forwarding (no binary needed)
 #   make demo    deps, release build, scripts/demo.sh (as root)
@@ -54,6 +55,7 @@ deps:
 unit:
 	$(SWIFT) build
 	$(SWIFT) test
+	SWIFT=$(SWIFT) scripts/unit-unprivileged.sh
 
 test: deps
 	$(MAKE) unit
