@@ -27,7 +27,6 @@ the UDP and iperf3 tests ran (not the idle flows: they have their own figure).
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import queue
@@ -53,16 +52,6 @@ SERVER = netns.SERVER_V4
 GROUPS = ("udp", "idle_flows", "tcp_cc", "iperf")  # the order they run in; see the module comment
 MODES = ("kernel", *floor.MODES, *peers.MODES, "sluice", *socksmode.MODES)
 FLOOR_GROUPS = ("iperf",)  # what a chain of two forwarders can run
-
-
-@functools.lru_cache(maxsize=None)
-def _relay_help(binary: str) -> str:
-    return h.run_sluice(["relay", "--help"]).stdout.decode(errors="replace")
-
-
-def relay_takes(flag: str) -> bool:
-    """Whether the sluice binary under test (SLUICE_BIN) knows a relay flag."""
-    return flag in _relay_help(h.sluice_bin())
 
 
 @dataclass
@@ -186,7 +175,7 @@ class ModeRun:
             # Enough streams for the idle-flows test (the relay's default limit is 1,024 per client), and
             # no cap on the rate they open at (5,000/s per client by default): the benchmark measures
             # what the relay can do. Binaries from before the rate cap are still measured without it.
-            rate = ["--max-stream-rate", "10000000"] if relay_takes("--max-stream-rate") else []
+            rate = ["--max-stream-rate", "10000000"] if h.relay_takes("--max-stream-rate") else []
             self.relay = self.runner.start("relay", h.relay_argv(relay_key, [client_key.public], extra=[
                 "--max-streams", "65536", *rate, *self.s.relay_args]), ns=self.topo.relay)
             h.wait_relay_listening(self.topo, self.relay)

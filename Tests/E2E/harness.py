@@ -8,6 +8,7 @@ Every long-running process is a `Proc`: started by us, logged to a file, stopped
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import itertools
 import json
@@ -473,13 +474,24 @@ def relay_argv(key: KeyPair, allow: Sequence[str], listen: str = f"0.0.0.0:{RELA
     level = os.environ.get("SLUICE_E2E_LOG_LEVEL")
     if level:
         argv += ["--log-level", level]
-    if "--control" not in extra:
+    if "--control" not in extra and relay_takes("--control"):
         # The relay's control socket in the test's own directory, never in this host's /run/sluice.
+        # (ab.py also runs binaries from before the control socket.)
         argv += ["--control", str(key.path.parent / f"relay-{next(_relay_sockets)}.sock")]
     return argv + list(extra)
 
 
 _relay_sockets = itertools.count(1)
+
+
+@functools.lru_cache(maxsize=None)
+def _relay_help(binary: str) -> str:
+    return run_sluice(["relay", "--help"]).stdout.decode(errors="replace")
+
+
+def relay_takes(flag: str) -> bool:
+    """Whether the sluice binary under test (SLUICE_BIN) knows a relay flag."""
+    return flag in _relay_help(sluice_bin())
 
 
 def client_argv(relay: str, relay_public: str, key: KeyPair, psk: Path | None = None,
