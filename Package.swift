@@ -17,9 +17,6 @@ let package = Package(
         // System libraries, found through pkg-config (Debian: liblwip-dev, libsodium-dev). libnftables is opened with dlopen (SluiceHost/NFTables.swift).
         .systemLibrary(name: "CLwIP", pkgConfig: "lwip", providers: [.apt(["liblwip-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        // ChaCha20-Poly1305 of carrier records over OpenSSL's assembly ChaCha20 and Poly1305, linked in from libcrypto.a
-        // (Debian: libssl-dev): 2.5x libsodium's speed, ~50 KB instead of libcrypto.so's 3.3 MiB resident (chacha20poly1305.c).
-        .target(name: "CSluiceAEAD", linkerSettings: [.unsafeFlags(["-Xlinker", "-l:libcrypto.a"])]),
         // The few C helpers for macros, struct fields and headers Swift cannot reach.
         .target(name: "CSluiceShims"),
 
@@ -30,7 +27,7 @@ let package = Package(
         // JSON (config files, the state record) and base64 (keys) without Foundation: see Sources/SluiceJSON/JSONValue.swift.
         .target(name: "SluiceJSON"),
         .target(name: "SluiceBase64"),
-        .target(name: "SluiceCrypto", dependencies: ["CSodium", "CSluiceAEAD", "SluiceBase64"], swiftSettings: hotPath),
+        .target(name: "SluiceCrypto", dependencies: ["CSodium", "SluiceBase64"], swiftSettings: hotPath),
         .target(name: "SluiceMux", dependencies: ["SluiceWire"], swiftSettings: hotPath),
         .target(name: "SluiceLoop", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceHost", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceLog"]),
@@ -52,7 +49,7 @@ let package = Package(
         .testTarget(name: "SluiceWireTests", dependencies: ["SluiceWire"]),
         .testTarget(name: "SluiceJSONTests", dependencies: ["SluiceJSON"]),
         .testTarget(name: "SluiceBase64Tests", dependencies: ["SluiceBase64"]),
-        .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "CSodium", "CSluiceAEAD"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "CSodium"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceCrypto"]),
         .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost"]),
         .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig"]),

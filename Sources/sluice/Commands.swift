@@ -29,7 +29,7 @@ func fail(_ message: String, code: Int32, hint: String? = nil) -> Never {
 enum Commands {
     /// `sluice keygen`: a new private key in base64, like `wg genkey`.
     static func keygen() throws {
-        print(KeyText.encode(PrivateKey.generate().bytes))
+        print(PrivateKey.generate().withUnsafeBytes { KeyText.encode(Array($0)) })
     }
 
     /// `sluice pubkey`: reads a private key on stdin, prints its public key, like `wg pubkey`.
