@@ -24,14 +24,15 @@ let package = Package(
         // errno text, the EINTR/EAGAIN syscall wrapper, the monotonic clock: shared by every module that makes syscalls.
         .target(name: "SluiceSystem"),
         .target(name: "SluiceWire", swiftSettings: hotPath),
-        // JSON (config files, the state record) and base64 (keys) without Foundation: see Sources/SluiceJSON/JSONValue.swift.
+        // JSON (config files, the state record) without Foundation: see Sources/SluiceJSON/JSONValue.swift.
         .target(name: "SluiceJSON"),
-        .target(name: "SluiceBase64"),
+        // Base64 of keys over libsodium's constant-time codec, and wiping of secret bytes.
+        .target(name: "SluiceBase64", dependencies: ["CSodium"]),
         .target(name: "SluiceCrypto", dependencies: ["CSodium", "SluiceBase64"], swiftSettings: hotPath),
         .target(name: "SluiceMux", dependencies: ["SluiceWire"], swiftSettings: hotPath),
         .target(name: "SluiceLoop", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceHost", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceLog"]),
-        .target(name: "SluiceConfig", dependencies: ["SluiceWire", "SluiceJSON", "SluiceBase64"]),
+        .target(name: "SluiceConfig", dependencies: ["SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceBase64"]),
         .target(name: "SluiceStack", dependencies: ["CLwIP", "SluiceWire", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceCarrier", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceClient", dependencies: ["SluiceSystem", "SluiceWire", "SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceHost", "SluiceConfig", "SluiceLog"], swiftSettings: hotPath),

@@ -9,7 +9,7 @@ extension ClientConfig {
     /// hand would make it loop.
     init(settings: Settings) throws(ConfigError) {
         var warnings: [ConfigWarning] = []
-        let (relay, relayPublicKey, privateKey, psk) = try settings.relayAccess(warnings: &warnings)
+        let (relay, relayPublicKey, privateKey, psk) = try settings.relayAccess()
         let tun = try settings.interfaceName("tun")
 
         var addresses: [IPPrefix] = []
