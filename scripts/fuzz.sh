@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Builds and runs the libFuzzer targets of Fuzz/ (Fuzz/README.md says what each one checks).
+#
+#   scripts/fuzz.sh build                 build every target into .build/fuzz/
+#   scripts/fuzz.sh run SECONDS [TARGET…]  fuzz each target for SECONDS, one after another; new inputs
+#                                         go to .build/fuzz/corpus-TARGET, the seeds are Fuzz/corpus/TARGET
+#   scripts/fuzz.sh check SECONDS         every target over its seeds, then SECONDS of fuzzing each (make test)
+#
+# Targets: packet reassembly frame handshake record json config cli. SwiftPM is not involved: each
+# module under test is compiled once by swiftc into a static library with libFuzzer's coverage
+# instrumentation and AddressSanitizer, with -enable-testing so that the entry points can reach
+# internal API (`@testable import`), and with the package name SwiftPM gives the modules, which
+# `package` declarations need. A crash stops the run and leaves crash-<sha1> in .build/fuzz/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v swiftc >/dev/null || export PATH="$PATH:/opt/swift/usr/bin"
+
+OUT=$PWD/.build/fuzz
+TARGETS=(packet reassembly frame handshake record json config cli)
+FLAGS=(-sanitize=fuzzer,address -parse-as-library -O -package-name sluice -enable-testing
+       -I "$OUT" -I Sources/CSodium -L "$OUT")
+
+# module: its dependencies among the modules built here
+declare -A DEPENDS=(
+    [SluiceWire]="" [SluiceMux]="SluiceWire" [SluiceJSON]="" [SluiceSystem]="" [SluiceBase64]=""
+    [SluiceCrypto]="SluiceBase64" [SluiceConfig]="SluiceSystem SluiceWire SluiceJSON SluiceBase64"
+)
+# target: entry-point directory, the modules it links (dependencies first is not needed: the linker
+# gets them in reverse order), and extra sources
+declare -A ENTRY=([packet]=PacketFuzz [reassembly]=ReassemblyFuzz [frame]=FrameFuzz [handshake]=HandshakeFuzz
+                  [record]=RecordFuzz [json]=JSONFuzz [config]=ConfigFuzz [cli]=CLIFuzz)
+declare -A LINKS=([packet]="SluiceWire" [reassembly]="SluiceWire" [frame]="SluiceMux SluiceWire"
+                  [handshake]="SluiceCrypto SluiceBase64" [record]="SluiceCrypto SluiceBase64" [json]="SluiceJSON"
+                  [config]="SluiceConfig SluiceSystem SluiceWire SluiceJSON SluiceBase64"
+                  [cli]="SluiceConfig SluiceSystem SluiceWire SluiceJSON SluiceBase64")
+declare -A EXTRA=([config]="Fuzz/Support/FuzzScratch.swift" [cli]="Fuzz/Support/FuzzScratch.swift")
+
+# Builds module $1 (after its dependencies) unless its library is newer than its sources.
+build_module() {
+    local module=$1 dep
+    for dep in ${DEPENDS[$module]}; do build_module "$dep"; done
+    local lib="$OUT/lib$module.a"
+    if [[ -f $lib ]] && [[ -z $(find "Sources/$module" -newer "$lib" -name '*.swift' | head -1) ]]; then return; fi
+    echo "fuzz: building $module"
+    swiftc "${FLAGS[@]}" -module-name "$module" -emit-module -emit-module-path "$OUT/$module.swiftmodule" \
+        -emit-library -static Sources/"$module"/*.swift -o "$lib"
+}
+
+build_target() {
+    local target=$1 module libs=()
+    for module in ${LINKS[$target]}; do build_module "$module"; libs+=("$OUT/lib$module.a"); done
+    echo "fuzz: linking $target-fuzz"
+    # ld.gold warns "Cannot export local symbol '__asan_…'" while linking; harmless.
+    swiftc "${FLAGS[@]}" -module-name "${ENTRY[$target]}" "Fuzz/${ENTRY[$target]}"/*.swift ${EXTRA[$target]:-} \
+        "${libs[@]}" -lsodium -o "$OUT/$target-fuzz" 2> >(grep -v "Cannot export local symbol" >&2)
+}
+
+# Runs target $1 over corpus directory $2 (new inputs) and its seeds, with libFuzzer arguments $3…;
+# without a terminal, standard input empty, every path absolute (the config and command-line targets
+# work in a scratch directory of their own). The log goes to $OUT/$1.log, a crash to $OUT/crash-…;
+# the executions and the time are printed, and on a failure the end of the log.
+run_target() {
+    local target=$1 corpus=$2; shift 2
+    mkdir -p "$OUT/$corpus"
+    local status=0 started=$SECONDS
+    # Swift's own crash backtracer is turned off: under ASan it reports itself, not the crash.
+    SWIFT_BACKTRACE=enable=no setsid "$OUT/$target-fuzz" "$OUT/$corpus" "$PWD/Fuzz/corpus/$target" -artifact_prefix="$OUT/" \
+        -print_final_stats=1 "$@" </dev/null >"$OUT/$target.log" 2>&1 || status=$?
+    local runs
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$OUT/$target.log")
+    echo "fuzz: $target: ${runs:-?} executions in $((SECONDS - started)) s, exit status $status"
+    if [[ $status -ne 0 ]]; then
+        tail -n 40 "$OUT/$target.log" >&2
+        return 1
+    fi
+}
+
+case "${1:-}" in
+build)
+    mkdir -p "$OUT"
+    for t in "${TARGETS[@]}"; do build_target "$t"; done
+    ;;
+run)
+    seconds=${2:?usage: scripts/fuzz.sh run SECONDS [TARGET…]}
+    shift 2
+    selected=("$@")
+    [[ ${#selected[@]} -gt 0 ]] || selected=("${TARGETS[@]}")
+    for t in "${selected[@]}"; do run_target "$t" "corpus-$t" -max_total_time="$seconds"; done
+    ;;
+check)
+    seconds=${2:?usage: scripts/fuzz.sh check SECONDS}
+    failed=0
+    for t in "${TARGETS[@]}"; do
+        # A scratch corpus, removed after: the seeds are read, nothing is written into the repository.
+        rm -rf "$OUT/corpus-check-$t"
+        run_target "$t" "corpus-check-$t" -max_total_time="$seconds" || failed=1
+        rm -rf "$OUT/corpus-check-$t"
+    done
+    exit $failed
+    ;;
+*)
+    sed -n '2,13p' "$0" >&2
+    exit 2
+    ;;
+esac
