@@ -21,11 +21,7 @@ final class Base64Tests: XCTestCase {
                      ("a=bc", "'=' at position 2 is padding in the middle"),
                      ("a===", "it ends in 3 '=' characters; at most 2 are allowed"),
                      ("Zh==", "its last character carries stray bits, so it is not the canonical form of any key")]
-        for (text, reason) in cases {
-            XCTAssertThrowsError(try Base64.decode(text)) { error in
-                XCTAssertEqual((error as? Base64.Failure)?.reason, reason, text)
-            }
-        }
+        assertReasons(cases)
     }
 }
 
@@ -49,11 +45,7 @@ final class Base64CrossCheckTests: XCTestCase {
                      ("\u{1F600}Zm9", "U+1F600 at position 1 is not a base64 character"),
                      ("Zm9v Zg=", "a space at position 5 is not a base64 character"),
                      ("Zm9vY\u{0000}==", "U+0 at position 6 is not a base64 character")]
-        for (text, reason) in cases {
-            XCTAssertThrowsError(try Base64.decode(text)) { error in
-                XCTAssertEqual((error as? Base64.Failure)?.reason, reason, text)
-            }
-        }
+        assertReasons(cases)
     }
 
     /// libsodium 1.0.18 alone decodes any byte from 0x80 up as '/' (sextet 63); these must fail.
@@ -68,5 +60,14 @@ final class Base64CrossCheckTests: XCTestCase {
         var bytes: [UInt8] = [1, 2, 3]
         Secrets.wipe(&bytes)
         XCTAssertEqual(bytes, [0, 0, 0])
+    }
+}
+
+/// Each text fails to decode with exactly its reason.
+func assertReasons(_ cases: [(String, String)], file: StaticString = #filePath, line: UInt = #line) {
+    for (text, reason) in cases {
+        XCTAssertThrowsError(try Base64.decode(text), file: file, line: line) { error in
+            XCTAssertEqual((error as? Base64.Failure)?.reason, reason, text, file: file, line: line)
+        }
     }
 }

@@ -19,14 +19,22 @@ final class KeyTextTests: XCTestCase {
         }
     }
 
+    /// ASCII whitespace as `echo` or an editor leaves it, and Unicode's (a no-break space).
     func testDecodeToleratesSurroundingWhitespace() throws {
-        let text = "  " + TestKeys.text(TestKeys.relay) + "\r\n\n"
-        XCTAssertEqual(try KeyText.decode(text, source: "test"), TestKeys.relay)
+        for (before, after) in [("  ", "\r\n\n"), ("\u{00A0}\u{2003}", "\u{3000}\n")] {
+            XCTAssertEqual(try KeyText.decode(before + TestKeys.text(TestKeys.relay) + after, source: "test"), TestKeys.relay)
+        }
+    }
+
+    /// The client key's text with the character at `offset` replaced.
+    func clientKeyText(replacing offset: Int, with character: String) -> String {
+        var text = TestKeys.text(TestKeys.client)
+        text.replaceSubrange(text.index(text.startIndex, offsetBy: offset)...text.index(text.startIndex, offsetBy: offset), with: character)
+        return text
     }
 
     func testNotBase64NamesTheCharacterAndSource() {
-        var text = TestKeys.text(TestKeys.client)
-        text.replaceSubrange(text.index(text.startIndex, offsetBy: 5)...text.index(text.startIndex, offsetBy: 5), with: "!")
+        let text = clientKeyText(replacing: 5, with: "!")
         let error = assertConfigError({ () throws(ConfigError) in try KeyText.decode(text, source: "--relay-public-key") },
                                       contains: ["--relay-public-key", "not base64", "'!'", "position 6"])
         guard case .invalidKey(_, .notBase64) = error else { return XCTFail("wrong case \(String(describing: error))") }
@@ -108,15 +116,8 @@ final class KeyTextTests: XCTestCase {
                           contains: ["accessible by other users", "chmod 600"])
     }
 
-    func testUnicodeWhitespaceAroundKeyIsTrimmed() throws {
-        let text = "\u{00A0}\u{2003}" + TestKeys.text(TestKeys.relay) + "\u{3000}\n"
-        XCTAssertEqual(try KeyText.decode(text, source: "test"), TestKeys.relay)
-    }
-
     func testNonASCIICharacterIsNamedAtItsPosition() {
-        var text = TestKeys.text(TestKeys.client)
-        text.replaceSubrange(text.index(text.startIndex, offsetBy: 3)...text.index(text.startIndex, offsetBy: 3), with: "é")
-        assertConfigError({ () throws(ConfigError) in try KeyText.decode(text, source: "k") },
+        assertConfigError({ () throws(ConfigError) in try KeyText.decode(clientKeyText(replacing: 3, with: "é"), source: "k") },
                           contains: ["U+E9 at position 4 is not a base64 character"])
     }
 
