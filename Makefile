@@ -11,7 +11,7 @@
 #   make microbench   release build of Benchmarks/MicroBench and every suite (~1 minute, no root);
 #                MICROBENCH_ARGS picks suites: records wire mux lwip
 #   make fuzz    builds the libFuzzer targets (Fuzz/README.md) and fuzzes each for FUZZ_SECONDS (60)
-#   make fuzz-check   the same targets over their seeds plus FUZZ_CHECK_SECONDS (5) each; part of make test
+#   make fuzz-check   the same targets, unoptimised, over their seeds plus FUZZ_CHECK_SECONDS (3) each; part of make test
 #   make clean
 
 SHELL := /bin/bash
@@ -24,7 +24,7 @@ E2E_ARGS ?=
 BENCH_ARGS ?=
 MICROBENCH_ARGS ?=
 FUZZ_SECONDS ?= 60
-FUZZ_CHECK_SECONDS ?= 5
+FUZZ_CHECK_SECONDS ?= 3
 # The benchmark makes namespaces and a TUN: root, through sudo when not already.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 BENCH = $(SUDO) env SLUICE_BIN=$(SLUICE_BIN) timeout -k 30 1500 python3 Benchmarks/e2e/bench.py
@@ -87,11 +87,9 @@ microbench: $(STATIC_CXX_DIR)/libstdc++.a
 	.build/release/MicroBench $(MICROBENCH_ARGS)
 
 fuzz:
-	scripts/fuzz.sh build
 	scripts/fuzz.sh run $(FUZZ_SECONDS)
 
 fuzz-check:
-	scripts/fuzz.sh build
 	scripts/fuzz.sh check $(FUZZ_CHECK_SECONDS)
 
 $(STATIC_CXX_DIR)/libstdc++.a:

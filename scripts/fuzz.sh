@@ -1,30 +1,33 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer targets of Fuzz/ (Fuzz/README.md says what each one checks).
 #
-#   scripts/fuzz.sh build                 build every target into .build/fuzz/
-#   scripts/fuzz.sh run SECONDS [TARGET…]  fuzz each target for SECONDS, one after another; new inputs
-#                                         go to .build/fuzz/corpus-TARGET, the seeds are Fuzz/corpus/TARGET
-#   scripts/fuzz.sh check SECONDS         every target over its seeds, then SECONDS of fuzzing each (make test)
+#   scripts/fuzz.sh build                 build every target, optimised, into .build/fuzz/
+#   scripts/fuzz.sh run SECONDS [TARGET…]  build, then fuzz each target for SECONDS, one after another;
+#                                         new inputs go to .build/fuzz/corpus-TARGET, the seeds are
+#                                         Fuzz/corpus/TARGET (make fuzz)
+#   scripts/fuzz.sh check SECONDS         build unoptimised into .build/fuzz-check/ (half the compile
+#                                         time, and Swift's debug checks on), then every target over its
+#                                         seeds plus SECONDS of fuzzing (make fuzz-check, make test)
 #
 # Targets: packet reassembly frame handshake record json config cli. SwiftPM is not involved: each
 # module under test is compiled once by swiftc into a static library with libFuzzer's coverage
 # instrumentation and AddressSanitizer, with -enable-testing so that the entry points can reach
 # internal API (`@testable import`), and with the package name SwiftPM gives the modules, which
-# `package` declarations need. A crash stops the run and leaves crash-<sha1> in .build/fuzz/.
+# `package` declarations need. Independent modules, and then the targets, build in parallel.
+# A crash stops the run and leaves crash-<sha1> in the build directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v swiftc >/dev/null || export PATH="$PATH:/opt/swift/usr/bin"
 
-OUT=$PWD/.build/fuzz
+if [[ ${1:-} == check ]]; then OUT=$PWD/.build/fuzz-check OPT=-Onone; else OUT=$PWD/.build/fuzz OPT=-O; fi
+JOBS=$(nproc)
 TARGETS=(packet reassembly frame handshake record json config cli)
-FLAGS=(-sanitize=fuzzer,address -parse-as-library -O -package-name sluice -enable-testing
+FLAGS=(-sanitize=fuzzer,address -parse-as-library "$OPT" -package-name sluice -enable-testing
        -I "$OUT" -I Sources/CSodium -L "$OUT")
 
-# module: its dependencies among the modules built here
-declare -A DEPENDS=(
-    [SluiceWire]="" [SluiceMux]="SluiceWire" [SluiceJSON]="" [SluiceSystem]="" [SluiceBase64]=""
-    [SluiceCrypto]="SluiceBase64" [SluiceConfig]="SluiceSystem SluiceWire SluiceJSON SluiceBase64"
-)
+# The modules under test in two rounds: each one's dependencies are built in the round before it.
+FIRST=(SluiceWire SluiceJSON SluiceSystem SluiceBase64)
+SECOND=(SluiceMux SluiceCrypto SluiceConfig)
 # target: entry-point directory, the modules it links (dependencies first is not needed: the linker
 # gets them in reverse order), and extra sources
 declare -A ENTRY=([packet]=PacketFuzz [reassembly]=ReassemblyFuzz [frame]=FrameFuzz [handshake]=HandshakeFuzz
@@ -35,10 +38,9 @@ declare -A LINKS=([packet]="SluiceWire" [reassembly]="SluiceWire" [frame]="Sluic
                   [cli]="SluiceConfig SluiceSystem SluiceWire SluiceJSON SluiceBase64")
 declare -A EXTRA=([config]="Fuzz/Support/FuzzScratch.swift" [cli]="Fuzz/Support/FuzzScratch.swift")
 
-# Builds module $1 (after its dependencies) unless its library is newer than its sources.
+# Builds module $1 unless its library is newer than its sources.
 build_module() {
-    local module=$1 dep
-    for dep in ${DEPENDS[$module]}; do build_module "$dep"; done
+    local module=$1
     local lib="$OUT/lib$module.a"
     if [[ -f $lib ]] && [[ -z $(find "Sources/$module" -newer "$lib" -name '*.swift' | head -1) ]]; then return; fi
     echo "fuzz: building $module"
@@ -48,11 +50,31 @@ build_module() {
 
 build_target() {
     local target=$1 module libs=()
-    for module in ${LINKS[$target]}; do build_module "$module"; libs+=("$OUT/lib$module.a"); done
+    for module in ${LINKS[$target]}; do libs+=("$OUT/lib$module.a"); done
     echo "fuzz: linking $target-fuzz"
     # ld.gold warns "Cannot export local symbol '__asan_…'" while linking; harmless.
     swiftc "${FLAGS[@]}" -module-name "${ENTRY[$target]}" "Fuzz/${ENTRY[$target]}"/*.swift ${EXTRA[$target]:-} \
         "${libs[@]}" -lsodium -o "$OUT/$target-fuzz" 2> >(grep -v "Cannot export local symbol" >&2)
+}
+
+# Runs function $1 on each further argument, $JOBS at a time; fails if any run failed.
+in_parallel() {
+    local run=$1 pids=() failed=0 item
+    shift
+    for item in "$@"; do
+        "$run" "$item" &
+        pids+=($!)
+        if (( ${#pids[@]} >= JOBS )); then wait "${pids[0]}" || failed=1; pids=("${pids[@]:1}"); fi
+    done
+    for item in "${pids[@]}"; do wait "$item" || failed=1; done
+    return $failed
+}
+
+build_all() {
+    mkdir -p "$OUT"
+    in_parallel build_module "${FIRST[@]}"
+    in_parallel build_module "${SECOND[@]}"
+    in_parallel build_target "${TARGETS[@]}"
 }
 
 # Runs target $1 over corpus directory $2 (new inputs) and its seeds, with libFuzzer arguments $3…;
@@ -77,11 +99,11 @@ run_target() {
 
 case "${1:-}" in
 build)
-    mkdir -p "$OUT"
-    for t in "${TARGETS[@]}"; do build_target "$t"; done
+    build_all
     ;;
 run)
     seconds=${2:?usage: scripts/fuzz.sh run SECONDS [TARGET…]}
+    build_all
     shift 2
     selected=("$@")
     [[ ${#selected[@]} -gt 0 ]] || selected=("${TARGETS[@]}")
@@ -89,6 +111,7 @@ run)
     ;;
 check)
     seconds=${2:?usage: scripts/fuzz.sh check SECONDS}
+    build_all
     failed=0
     for t in "${TARGETS[@]}"; do
         # A scratch corpus, removed after: the seeds are read, nothing is written into the repository.
@@ -99,7 +122,7 @@ check)
     exit $failed
     ;;
 *)
-    sed -n '2,13p' "$0" >&2
+    sed -n '2,18p' "$0" >&2
     exit 2
     ;;
 esac
