@@ -108,6 +108,21 @@ final class KeyTextTests: XCTestCase {
         }
     }
 
+    /// A pipe (`--psk <(pass show sluice/psk)`) has no owner-only mode to check: it is read as it is.
+    func testPipeIsReadWhateverItsMode() throws {
+        let dir = try TempDirectory(self)
+        let path = dir.path + "/pipe.key"
+        XCTAssertEqual(mkfifo(path, 0o644), 0)
+        let text = TestKeys.text(TestKeys.client) + "\n"
+        let writer = Thread {
+            let fd = open(path, O_WRONLY)
+            _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+        }
+        writer.start()
+        XCTAssertEqual(try KeyText.read(file: path, what: "pre-shared key file"), TestKeys.client)
+    }
+
     /// The mode is checked before the contents: a readable file that is not even a key says so.
     func testExposureIsReportedBeforeContents() throws {
         let dir = try TempDirectory(self)
