@@ -5,9 +5,10 @@
 #   make e2e     only the end-to-end suite against $(SLUICE_BIN); E2E_ARGS go to pytest
 #   make e2e-kernel  the end-to-end harness against plain kernel forwarding (no binary needed)
 #   make demo    deps, release build, scripts/demo.sh (as root)
-#   make bench   deps, release build, end-to-end benchmark: Sluice against kernel forwarding (as root;
-#                table on stdout, JSON + SVG in bench-results/); BENCH_ARGS go to Benchmarks/e2e/bench.py
-#   make bench-quick  the same in under two minutes (shorter tests, 2,000 idle flows)
+#   make bench   deps, release build, end-to-end benchmark: Sluice against kernel forwarding, the floor
+#                modes and the peers wireguard-go and OpenVPN (as root, ~10 minutes; table on stdout,
+#                JSON + SVG in bench-results/); BENCH_ARGS go to Benchmarks/e2e/bench.py
+#   make bench-quick  the same in about three minutes (shorter tests, 2,000 idle flows)
 #   make microbench   release build of Benchmarks/MicroBench and every suite (~1 minute, no root);
 #                MICROBENCH_ARGS picks suites: records wire mux lwip
 #   make fuzz    builds the libFuzzer targets (Fuzz/README.md) and fuzzes each for FUZZ_SECONDS (60)
@@ -40,7 +41,7 @@ STATIC_CXX_DIR := $(CURDIR)/.build/static-libstdc++
 RELEASE_FLAGS := --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
                  -Xlinker -L$(STATIC_CXX_DIR)
 # Libraries the release binary must not load at start: each costs resident memory in every process.
-UNWANTED_LIBS := Foundation|ICU|libswiftCore|libstdc\+\+|libnftables
+UNWANTED_LIBS := Foundation|ICU|libswiftCore|libstdc\+\+|libnftables|libsystemd
 
 .PHONY: all build deps unit test e2e e2e-kernel demo bench bench-quick microbench fuzz fuzz-check clean
 

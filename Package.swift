@@ -12,51 +12,84 @@ let package = Package(
     name: "Sluice",
     products: [
         .executable(name: "sluice", targets: ["sluice"]),
+        // The client tunnel engine, for embedding behind a packet flow of your own (docs/embedding.md).
+        .library(name: "SluiceTunnel", targets: ["SluiceTunnel"]),
     ],
     targets: [
         // System libraries, found through pkg-config (Debian: liblwip-dev, libsodium-dev). libnftables is opened with dlopen (SluiceHost/NFTables.swift).
         .systemLibrary(name: "CLwIP", pkgConfig: "lwip", providers: [.apt(["liblwip-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        // The few C helpers for macros, struct fields and headers Swift cannot reach.
+        // The few C helpers for macros, struct fields and headers Swift cannot reach: epoll, accept4, the UDP
+        // error queue, the checksum (engine, loop, sockets) — and apart, what only the Linux host layer needs
+        // (TUN ioctls, netlink macros, signalfd), so the engine's dependencies hold none of it.
         .target(name: "CSluiceShims"),
+        .target(name: "CSluiceHostShims"),
 
         .target(name: "SluiceLog"),
-        // errno text, the EINTR/EAGAIN syscall wrapper, the monotonic clock: shared by every module that makes syscalls.
+        // errno text, the one EINTR/EAGAIN syscall wrapper and would-block result, the monotonic clock.
         .target(name: "SluiceSystem"),
+        // Non-blocking sockets and byte queues: what the carrier, the relay, the records and the engine all move bytes with.
+        .target(name: "SluiceIO", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceWire"], swiftSettings: hotPath),
         .target(name: "SluiceWire", swiftSettings: hotPath),
         // JSON (config files, the state record) without Foundation: see Sources/SluiceJSON/JSONValue.swift.
         .target(name: "SluiceJSON"),
         // Base64 of keys over libsodium's constant-time codec, and wiping of secret bytes.
         .target(name: "SluiceBase64", dependencies: ["CSodium"]),
-        .target(name: "SluiceCrypto", dependencies: ["CSodium", "SluiceBase64"], swiftSettings: hotPath),
+        .target(name: "SluiceCrypto", dependencies: ["CSodium", "SluiceBase64", "SluiceIO"], swiftSettings: hotPath),
         .target(name: "SluiceMux", dependencies: ["SluiceWire"], swiftSettings: hotPath),
+        // SOCKS5 (RFC 1928, RFC 1929) without I/O: messages both ways, client and server handshakes.
+        .target(name: "SluiceSocks", dependencies: ["SluiceWire"]),
         .target(name: "SluiceLoop", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceLog"], swiftSettings: hotPath),
-        .target(name: "SluiceHost", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceLog"]),
+        .target(name: "SluiceHost", dependencies: ["CSluiceHostShims", "SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceLog"]),
+        // Control sockets of running tunnels and relays: `sluice status`, `exec`, `cgroup`.
+        .target(name: "SluiceControl", dependencies: ["SluiceSystem", "SluiceLoop", "SluiceLog"]),
         .target(name: "SluiceConfig", dependencies: ["SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceBase64"]),
-        .target(name: "SluiceStack", dependencies: ["CLwIP", "SluiceWire", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
-        .target(name: "SluiceCarrier", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceLog"], swiftSettings: hotPath),
-        .target(name: "SluiceClient", dependencies: ["SluiceSystem", "SluiceWire", "SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceHost", "SluiceConfig", "SluiceLog"], swiftSettings: hotPath),
-        .target(name: "SluiceRelay", dependencies: ["SluiceSystem", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceConfig", "SluiceLog"], swiftSettings: hotPath),
+        .target(name: "SluiceStack", dependencies: ["CLwIP", "SluiceWire", "SluiceLog"], swiftSettings: hotPath),
+        .target(name: "SluiceCarrier", dependencies: ["SluiceSystem", "SluiceIO", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
+        // The client engine: lwIP, UDP mappings, flows bridged to carrier streams, reconnects; driven by a PacketFlow.
+        // No Linux host code (TUN, netlink, signals, files, cgroups) in its dependencies.
+        .target(name: "SluiceTunnel", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceIO", "SluiceWire", "SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceSocks", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
+        // `sluice up` on Linux: the engine over a TUN with offloads, HostSetup, the control socket, signals.
+        .target(name: "SluiceUp", dependencies: ["CSluiceHostShims", "SluiceSystem", "SluiceIO", "SluiceWire", "SluiceTunnel", "SluiceHost", "SluiceControl", "SluiceJSON", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
+        // `sluice socks`: a SOCKS5 and HTTP proxy without a TUN whose connections are streams of the relay's carriers.
+        .target(name: "SluiceProxy", dependencies: ["SluiceBase64", "SluiceIO", "SluiceLog", "SluiceLoop", "SluiceMux", "SluiceSocks", "SluiceSystem", "SluiceTunnel", "SluiceWire"]),
+        // `sluice bench`: carriers and streams to the relay's bench endpoints, no TUN.
+        .target(name: "SluiceBench", dependencies: ["SluiceTunnel", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceIO", "SluiceLoop", "SluiceLog", "SluiceSystem", "SluiceWire"], swiftSettings: hotPath),
+        .target(name: "SluiceRelay", dependencies: ["CSluiceHostShims", "SluiceSystem", "SluiceIO", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceConfig", "SluiceControl", "SluiceJSON", "SluiceLog", "SluiceWire"], swiftSettings: hotPath),
         .executableTarget(
-            name: "sluice", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceClient", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceLog"],
+            name: "sluice", dependencies: ["CSluiceHostShims", "SluiceLoop", "SluiceSystem", "SluiceCarrier", "SluiceSocks", "SluiceTunnel", "SluiceUp", "SluiceBench", "SluiceProxy", "SluiceControl", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceJSON", "SluiceLog", "SluiceWire"],
             // Exported so that liblwip.so's calls resolve to Sluice's faster checksum (CSluiceShims/checksum.c).
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 
+        // docs/embedding.md's example: the engine behind a packet source of one's own. Built with the package so
+        // that it cannot drift from the library.
+        .executableTarget(name: "sluice-embed-example", dependencies: ["SluiceTunnel", "SluiceCrypto", "SluiceLoop", "SluiceWire"],
+                          path: "Examples/EmbeddedTunnel"),
+
         .executableTarget(
-            name: "MicroBench", dependencies: ["CSluiceShims", "SluiceWire", "SluiceCrypto", "SluiceMux", "SluiceStack"], path: "Benchmarks/MicroBench",
+            name: "MicroBench", dependencies: ["CSluiceShims", "SluiceIO", "SluiceWire", "SluiceCrypto", "SluiceMux", "SluiceStack", "CSodium"], path: "Benchmarks/MicroBench",
             // As for sluice: lwIP's checksum resolves to CSluiceShims/checksum.c, so the lwip suite measures what sluice runs.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 
-        .testTarget(name: "SluiceWireTests", dependencies: ["SluiceWire"]),
+        // What several test targets share: generators, in-memory carriers and session pairs.
+        .target(name: "SluiceTestSupport", dependencies: ["SluiceWire"], path: "Tests/SluiceTestSupport"),
+        .testTarget(name: "SluiceWireTests", dependencies: ["SluiceWire", "SluiceTestSupport"]),
+        .testTarget(name: "SluiceIOTests", dependencies: ["SluiceIO", "SluiceTestSupport"]),
         .testTarget(name: "SluiceJSONTests", dependencies: ["SluiceJSON"]),
         .testTarget(name: "SluiceBase64Tests", dependencies: ["SluiceBase64"]),
-        .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "CSodium"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceCrypto"]),
-        .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost"]),
-        .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig"]),
-        .testTarget(name: "SluiceClientTests", dependencies: ["SluiceClient", "SluiceWire", "CSluiceShims"]),
+        .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "SluiceIO", "SluiceTestSupport", "CSodium"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceWire"]),
+        .testTarget(name: "SluiceSocksTests", dependencies: ["SluiceSocks", "SluiceWire"]),
+        .testTarget(name: "SluiceProxyTests", dependencies: ["SluiceProxy", "SluiceMux"]),
+        .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost", "CSluiceHostShims", "SluiceSystem", "SluiceWire"]),
+        .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig", "SluiceWire"]),
+        .testTarget(name: "SluiceTunnelTests", dependencies: ["SluiceTunnel", "SluiceProxy", "SluiceSocks", "SluiceRelay", "SluiceCrypto", "SluiceIO", "SluiceLoop", "SluiceMux", "SluiceSystem", "SluiceWire", "SluiceTestSupport", "CSluiceShims", "CSodium"]),
+        .testTarget(name: "SluiceControlTests", dependencies: ["SluiceControl"]),
+        .testTarget(name: "SluiceBenchTests", dependencies: ["SluiceBench", "SluiceWire"]),
         .testTarget(name: "SluiceLoopTests", dependencies: ["SluiceLoop"]),
-        .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceLoop"]),
-        .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop"]),
+        .testTarget(name: "SluiceLogTests", dependencies: ["SluiceLog"]),
+        .testTarget(name: "SluiceCarrierTests", dependencies: ["SluiceCarrier"]),
+        .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceTestSupport"]),
+        .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop", "SluiceCrypto"]),
     ]
 )

@@ -19,10 +19,28 @@ packages=(
     # and dnsmasq as the DNS server. dnsmasq-base is the binary alone: the "dnsmasq" package would
     # also start a system-wide service on port 53.
     bind9-dnsutils iputils-ping dnsmasq-base
+    # systemd-resolved tests (Tests/E2E/resolvedns.py): a system bus, and the private library the
+    # resolved daemon links. The daemon itself (systemd-resolved, libnss-resolve) is never installed:
+    # the tests fetch it with `apt-get download` and unpack it under .build/. libsystemd0 is what
+    # `sluice up` opens (dlopen) to talk to resolved.
+    dbus-daemon libsystemd-shared libsystemd0
+    # A real application through the tunnel (test_latency: `ssh host true`): the tests run their own
+    # sshd, in a namespace, on port 2222. Installing openssh-server also sets up the machine's own
+    # ssh service as Debian does; the tests neither need nor touch it.
+    openssh-server openssh-client
+    # SOCKS5 servers for `up --upstream` and the `make bench` SOCKS5 mode: dante-server (danted, TCP
+    # and UDP) and microsocks, which the tests start themselves in a namespace with a configuration of
+    # their own; openssl makes the password hash of danted's test user.
+    dante-server microsocks openssl
     # The pytest suite and the independent X25519 check of `sluice pubkey`.
     python3 python3-pytest python3-cryptography
+    # systemd-analyze, which checks the units in contrib/systemd (no service is started).
+    systemd
     # make bench: its C load generator (Benchmarks/e2e/loadgen.c) is compiled at run time.
     gcc libc6-dev
+    # make bench's peer modes and their end-to-end test (Benchmarks/e2e/peers.py): WireGuard in user
+    # space, OpenVPN 2.6, and openssl for OpenVPN's throwaway CA.
+    wireguard-go wireguard-tools openvpn openssl
     make
 )
 

@@ -9,11 +9,12 @@
 #                                         time, and Swift's debug checks on), then every target over its
 #                                         seeds plus SECONDS of fuzzing (make fuzz-check, make test)
 #
-# Targets: packet reassembly frame handshake record json config cli. SwiftPM is not involved: each
-# module under test is compiled once by swiftc into a static library with libFuzzer's coverage
+# Targets: packet reassembly frame socks handshake record json config cli. SwiftPM is not involved:
+# each module under test is compiled once by swiftc into a static library with libFuzzer's coverage
 # instrumentation and AddressSanitizer, with -enable-testing so that the entry points can reach
 # internal API (`@testable import`), and with the package name SwiftPM gives the modules, which
-# `package` declarations need. Independent modules, and then the targets, build in parallel.
+# `package` declarations need; the C shims SluiceIO imports by clang, with a module map of our own
+# (SwiftPM writes one for its build only). Independent modules, and then the targets, build in parallel.
 # A crash stops the run and leaves crash-<sha1> in the build directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,31 +22,55 @@ command -v swiftc >/dev/null || export PATH="$PATH:/opt/swift/usr/bin"
 
 if [[ ${1:-} == check ]]; then OUT=$PWD/.build/fuzz-check OPT=-Onone; else OUT=$PWD/.build/fuzz OPT=-O; fi
 JOBS=$(nproc)
-TARGETS=(packet reassembly frame handshake record json config cli)
+TARGETS=(packet reassembly frame socks handshake record json config cli)
 FLAGS=(-sanitize=fuzzer,address -parse-as-library "$OPT" -package-name sluice -enable-testing
-       -I "$OUT" -I Sources/CSodium -L "$OUT")
+       -I "$OUT" -I "$OUT/CSluiceShims" -I Sources/CSodium -L "$OUT")
 
-# The modules under test in two rounds: each one's dependencies are built in the round before it.
-FIRST=(SluiceWire SluiceJSON SluiceSystem SluiceBase64)
-SECOND=(SluiceMux SluiceCrypto SluiceConfig)
+# The modules under test in three rounds: each one's dependencies are built in a round before it.
+FIRST=(SluiceWire SluiceJSON SluiceSystem SluiceBase64 CSluiceShims)
+SECOND=(SluiceMux SluiceIO SluiceConfig SluiceSocks)
+THIRD=(SluiceCrypto)
+# A module is rebuilt when its sources or the library of a module it imports is newer than its own.
+declare -A DEPS=([SluiceIO]="CSluiceShims SluiceSystem SluiceWire" [SluiceMux]="SluiceWire" [SluiceSocks]="SluiceWire"
+                 [SluiceConfig]="SluiceSystem SluiceWire SluiceJSON SluiceBase64" [SluiceCrypto]="SluiceBase64 SluiceIO")
 # target: entry-point directory, the modules it links (dependencies first is not needed: the linker
 # gets them in reverse order), and extra sources
-declare -A ENTRY=([packet]=PacketFuzz [reassembly]=ReassemblyFuzz [frame]=FrameFuzz [handshake]=HandshakeFuzz
+declare -A ENTRY=([packet]=PacketFuzz [reassembly]=ReassemblyFuzz [frame]=FrameFuzz [socks]=SocksFuzz [handshake]=HandshakeFuzz
                   [record]=RecordFuzz [json]=JSONFuzz [config]=ConfigFuzz [cli]=CLIFuzz)
-declare -A LINKS=([packet]="SluiceWire" [reassembly]="SluiceWire" [frame]="SluiceMux SluiceWire"
-                  [handshake]="SluiceCrypto SluiceBase64" [record]="SluiceCrypto SluiceBase64" [json]="SluiceJSON"
+declare -A LINKS=([packet]="SluiceWire" [reassembly]="SluiceWire" [frame]="SluiceMux SluiceWire" [socks]="SluiceSocks SluiceWire"
+                  [handshake]="SluiceCrypto SluiceBase64 SluiceIO SluiceSystem SluiceWire CSluiceShims"
+                  [record]="SluiceCrypto SluiceBase64 SluiceIO SluiceSystem SluiceWire CSluiceShims" [json]="SluiceJSON"
                   [config]="SluiceConfig SluiceSystem SluiceWire SluiceJSON SluiceBase64"
                   [cli]="SluiceConfig SluiceSystem SluiceWire SluiceJSON SluiceBase64")
 declare -A EXTRA=([config]="Fuzz/Support/FuzzScratch.swift" [cli]="Fuzz/Support/FuzzScratch.swift")
 
-# Builds module $1 unless its library is newer than its sources.
+# Builds module $1 unless its library is newer than its sources and than the libraries it imports.
 build_module() {
-    local module=$1
+    local module=$1 dep deps=()
     local lib="$OUT/lib$module.a"
-    if [[ -f $lib ]] && [[ -z $(find "Sources/$module" -newer "$lib" -name '*.swift' | head -1) ]]; then return; fi
+    for dep in ${DEPS[$module]:-}; do deps+=("$OUT/lib$dep.a"); done
+    if [[ -f $lib ]] && [[ -z $(find "Sources/$module" "${deps[@]}" -newer "$lib" \( -name '*.swift' -o -name '*.[ch]' -o -name '*.a' \) | head -1) ]]; then
+        return
+    fi
     echo "fuzz: building $module"
+    if [[ $module == CSluiceShims ]]; then build_c_module "$module"; return; fi
     swiftc "${FLAGS[@]}" -module-name "$module" -emit-module -emit-module-path "$OUT/$module.swiftmodule" \
         -emit-library -static Sources/"$module"/*.swift -o "$lib"
+}
+
+# The C shims: compiled by clang with AddressSanitizer (no coverage: nothing to fuzz in them), and a
+# module map naming their umbrella header, as SwiftPM would write for its own build.
+build_c_module() {
+    local module=$1 source objects=()
+    mkdir -p "$OUT/$module"
+    printf 'module %s {\n    umbrella header "%s"\n    export *\n}\n' "$module" "$PWD/Sources/$module/include/$module.h" \
+        > "$OUT/$module/module.modulemap"
+    for source in Sources/"$module"/*.c; do
+        objects+=("$OUT/$module/$(basename "$source" .c).o")
+        clang -fsanitize=address -O1 -I "Sources/$module/include" -c "$source" -o "${objects[-1]}"
+    done
+    rm -f "$OUT/lib$module.a"
+    ar rcs "$OUT/lib$module.a" "${objects[@]}"
 }
 
 build_target() {
@@ -74,6 +99,7 @@ build_all() {
     mkdir -p "$OUT"
     in_parallel build_module "${FIRST[@]}"
     in_parallel build_module "${SECOND[@]}"
+    in_parallel build_module "${THIRD[@]}"
     in_parallel build_target "${TARGETS[@]}"
 }
 

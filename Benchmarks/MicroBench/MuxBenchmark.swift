@@ -1,4 +1,5 @@
 import SluiceCrypto
+import SluiceIO
 import SluiceMux
 import SluiceWire
 

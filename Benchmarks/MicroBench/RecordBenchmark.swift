@@ -1,6 +1,7 @@
 import CSodium
 import Glibc
 import SluiceCrypto
+import SluiceIO
 
 /// Throughput of the record layer (docs/protocol.md §2) on one core: seal only, open only, and a
 /// seal → feed → open round trip, for 16 KiB records and maximal (65,519-byte, "64 KiB") records.

@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
-"""Sluice's end-to-end benchmark: the same tests through Sluice and through plain kernel forwarding.
+"""Sluice's end-to-end benchmark: the same tests through Sluice, through the VPNs a user would pick
+instead, and through plain kernel forwarding.
 
     sudo python3 Benchmarks/e2e/bench.py [--quick] [--out DIR]     (or: make bench / make bench-quick)
 
 For each mode — "kernel" (the relay namespace forwards: the ceiling), "floor" and "floor-aead" (two
 minimal C forwarders in a chain, plain or sealing ChaCha20-Poly1305 records: the most any proxy-style
-tunnel can do here; iperf3 only), then "sluice" (relay and client processes, encrypted carriers) — it
-builds the three namespaces of Tests/E2E/netns.py, starts a C load server and iperf3 in the server
-namespace, runs the tests of measure.py, and removes everything again.
-Then it prints a table (Sluice, ceiling, % of ceiling, the floors, target, verdict) on stdout, and writes
-DIR/bench-<timestamp>.json (every figure, the commit, the machine) and DIR/bench-<timestamp>.svg.
-Progress goes to stderr. Exit status: 0 when every test ran (whatever the verdicts; with --strict,
-3 when a target is missed), 1 when a test could not run, 2 for bad usage.
+tunnel can do here; iperf3 only), the peers "wireguard-go" and "openvpn" (Debian's userspace WireGuard
+and OpenVPN 2.6 with AES-256-GCM, the relay namespace forwarding from the VPN device and masquerading;
+peers.py), then "sluice" (relay and client processes, encrypted carriers) — it builds the three
+namespaces of Tests/E2E/netns.py, starts a C load server and iperf3 in the server namespace, runs the
+tests of measure.py, and removes everything again.
+Then it prints a table (Sluice, ceiling, % of ceiling, the floors, each peer and Sluice / peer, target,
+verdict, notes) on stdout, and writes DIR/bench-<timestamp>.json (every figure, the commit, the machine,
+the peers' versions) and DIR/bench-<timestamp>.svg. Targets are ratios to figures of the same run
+(targets.py), so a slow day does not fail what a fast one passes. Progress goes to stderr. Exit status:
+0 when every test ran (whatever the verdicts; with --strict, 3 when a target is missed), 1 when a test
+could not run, 2 for bad usage.
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ import harness as h  # noqa: E402
 import measure  # noqa: E402
 import metrics  # noqa: E402
 import netns  # noqa: E402
+import peers  # noqa: E402
+import socksmode  # noqa: E402
 
 
 def say(msg: str) -> None:
@@ -97,6 +104,16 @@ def machine_info() -> dict:
     }
 
 
+def peer_versions(v: dict, modes: list[str], openvpn_args: list[str]) -> str:
+    """One line naming the peers as they ran: versions, and the settings a reader needs."""
+    said = {"wireguard-go": f"{v.get('wireguard-go') or 'wireguard-go (version unknown)'} "
+                            f"({v.get('wireguard-tools', '')}), MTU 1420",
+            "openvpn": f"{v.get('openvpn', 'OpenVPN').split(' [')[0]} ({v.get('openvpn_libraries', '')}), UDP, "
+                       "AES-256-GCM, user-space data channel (--disable-dco)"
+                       + (f", NOT its defaults: {' '.join(openvpn_args)}" if openvpn_args else "")}
+    return "peers: " + "; ".join(said[m] for m in modes)
+
+
 def compile_c(workdir: Path, name: str, libs: tuple[str, ...] = ()) -> Path:
     """Builds Benchmarks/e2e/NAME.c into the temporary directory (loadgen: libc only; forward: -lsodium)."""
     out = workdir / name
@@ -135,7 +152,7 @@ def _expired(signum, frame):
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="2 s per test, 2,000 idle flows: fits in two minutes")
+    ap.add_argument("--quick", action="store_true", help="2 s per test, 2,000 idle flows: fits in three minutes")
     ap.add_argument("--out", default=str(REPO / "bench-results"), help="where the JSON and SVG go")
     ap.add_argument("--modes", default=",".join(measure.MODES),
                     help=f"comma-separated, in order, of {','.join(measure.MODES)} (default all)")
@@ -149,7 +166,9 @@ def main(argv: list[str]) -> int:
                     help=f"comma-separated subset of {','.join(measure.GROUPS)} (default all)")
     ap.add_argument("--client-arg", action="append", default=[], help="extra argument for `sluice up` (repeatable)")
     ap.add_argument("--relay-arg", action="append", default=[], help="extra argument for `sluice relay` (repeatable)")
-    ap.add_argument("--time-limit", type=float, help="hard limit for the whole run in seconds (full 900, quick 240)")
+    ap.add_argument("--openvpn-arg", action="append", default=[],
+                    help="extra argument for both OpenVPN ends (repeatable; --openvpn-arg=--rcvbuf --openvpn-arg=4194304)")
+    ap.add_argument("--time-limit", type=float, help="hard limit for the whole run in seconds (full 1200, quick 360)")
     ap.add_argument("--strict", action="store_true", help="exit 3 when a target is missed")
     args = ap.parse_args(argv)
 
@@ -163,6 +182,7 @@ def main(argv: list[str]) -> int:
         say("bench: it makes network namespaces and a TUN device: run it as root")
         return 2
     missing = [t for t in ("ip", "ss", "iperf3", "gcc") if shutil.which(t) is None]
+    missing += [f"{tool} (Debian package {pkg})" for tool, pkg in peers.missing_tools(modes).items()]
     if missing:
         say(f"bench: missing {', '.join(missing)}; run scripts/deps.sh")
         return 2
@@ -175,7 +195,8 @@ def main(argv: list[str]) -> int:
         if getattr(args, name) is not None:
             setattr(s, name, getattr(args, name))
     s.client_args, s.relay_args, s.groups = args.client_arg, args.relay_arg, groups
-    limit = args.time_limit or (240 if args.quick else 900)
+    s.openvpn_args = args.openvpn_arg
+    limit = args.time_limit or (360 if args.quick else 1200)
 
     raise_nofile(s.flows + 4096)
     signal.signal(signal.SIGTERM, _interrupt)
@@ -210,15 +231,15 @@ def main(argv: list[str]) -> int:
         shutil.rmtree(workdir, ignore_errors=True)
     elapsed = time.monotonic() - t0
 
-    sluice = results.get("sluice", {}).get("figures", {})
-    ceiling = results.get("kernel", {}).get("figures", {})
-    floors = {m: results[m].get("figures", {}) for m in floor.MODES if m in results}
-    rows = metrics.compare(sluice, ceiling, floors)
+    notes = {m: r.get("notes", []) for m, r in results.items()}
+    rows = metrics.compare({m: r.get("figures", {}) for m, r in results.items()}, notes)
     git, machine = git_info(), machine_info()
+    if set(modes) & set(peers.MODES):
+        machine["peers"] = peers.versions()
     machine["loadavg_before"] = [round(x, 2) for x in load_before]
     machine["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
     report = {
-        "schema": 1,
+        "schema": 2,  # 2: peer modes, ratio targets, notes as {key, text}
         "started": started.isoformat(timespec="seconds"),
         "seconds": round(elapsed, 1),
         "quick": args.quick,
@@ -239,13 +260,14 @@ def main(argv: list[str]) -> int:
 
     print(f"Sluice benchmark{' (quick)' if args.quick else ''} — commit {git['describe'] or git['commit']} — "
           f"{machine['nproc']} CPUs, {machine['cpu_model']}, kernel {machine['kernel']}")
-    print(metrics.table(rows, list(floors)))
+    if "peers" in machine:
+        print(peer_versions(machine["peers"], [m for m in modes if m in peers.MODES], s.openvpn_args))
+    print(metrics.table(rows))
+    for line in metrics.footnotes(notes):
+        print(line)
     errors = {f"{m}/{k}": v for m, r in results.items() for k, v in r.get("errors", {}).items()}
     for k, v in errors.items():
         print(f"error: {k}: {v.splitlines()[0]}")
-    for m, r in results.items():
-        for n in r.get("notes", []):
-            print(f"note: {m}: {n}")
     if load_before[0] >= 0.5:
         print(f"note: load average was {load_before[0]:.2f} before the start: other work shared the CPUs")
     print(f"({elapsed:.0f} s) results: {json_path}  chart: {svg_path}  logs: {out / f'bench-{stamp}-logs'}")

@@ -1,26 +1,29 @@
 """The benchmark's chart, as a hand-written SVG (no plotting library).
 
-Top panel — figures that plain kernel forwarding also has: per metric a grey bar for the ceiling (100 %)
-and a coloured bar for Sluice as % of it; the dashed tick is the target, also as % of the ceiling.
-Bottom panel — figures only the tunnel has (memory, CPU; lower is better): Sluice as % of its target,
-with the target at 100 %. Green bars meet their target, red ones do not.
-When the floor modes ran, thin blue bars between the grey and the coloured one show them (light: floor,
-dark: floor-aead), in both panels: what any proxy-style tunnel reaches here at best.
+Upper panels — figures that plain kernel forwarding also has, each as % of it (the ceiling): throughput
+and rates (higher is better), then the one-in-flight latencies (lower is better). Per metric a grey bar
+for the ceiling (100 %), thin bars for the floors (blue) and peers (orange: wireguard-go, purple:
+openvpn, labelled with Sluice / peer), then Sluice's bar, green when its target is met, red when not;
+the dashed tick is the target's value in this run, as % of the ceiling. Bars past the scale's end are
+cut and say their value.
+Lower panel — figures only a tunnel has (CPU per GB, memory; lower is better): each row scaled to its
+own largest value, every mode that has the figure as a bar, the dashed tick at the target.
 """
 
 from __future__ import annotations
 
-from typing import Callable
 from xml.sax.saxutils import escape
 
-W = 960
+W = 1200  # room right of the bars for the peers' labels
 LABEL_W = 250
 BAR_X = LABEL_W + 10
-BAR_W = 560
+BAR_W = 520
 ROW_H = 40
+THIN = 9  # a floor's or peer's bar; a row grows by THIN + 2 for each
 GREEN, RED, GREY, INK, MUTED = "#2e8b57", "#c0392b", "#c8c8c8", "#222", "#666"
-FLOOR_COLORS = {"floor": "#9cbbe0", "floor-aead": "#3d6da8"}
-FLOOR_H = 9  # each floor bar's height; a row grows by FLOOR_H + 2 per floor mode
+NEUTRAL = "#555"  # Sluice's bar where the figure has no target
+COLORS = {"floor": "#9cbbe0", "floor-aead": "#3d6da8", "wireguard-go": "#e08a2c", "openvpn": "#8e5ea2"}
+MAX_PCT = 400.0  # the % panels end here at most: a peer at 15× the ceiling's latency must not flatten the rest
 
 
 def _t(x: float, y: float, text: str, size: int = 12, anchor: str = "start", fill: str = INK,
@@ -31,14 +34,32 @@ def _t(x: float, y: float, text: str, size: int = 12, anchor: str = "start", fil
             f'font-weight="{weight}"{extra}>{escape(text)}</text>')
 
 
+def _label(end: float, y: float, text: str, size: int, fill: str = INK) -> str:
+    """A bar's label just past its end, or pulled left over the bar (white halo) where it would leave
+    the picture; the width is estimated (DejaVu Sans averages ~0.55 em per character)."""
+    x = min(end + 4, W - 10 - 0.55 * size * len(text))
+    return _t(x, y, text, size, fill=fill, halo=True)
+
+
+def _rect(x: float, y: float, w: float, h: float, fill: str) -> str:
+    return f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 1):.1f}" height="{h}" fill="{fill}"/>'
+
+
+def _tick(x: float, y0: float, y1: float) -> str:
+    return (f'<line x1="{x:.1f}" y1="{y0:.1f}" x2="{x:.1f}" y2="{y1:.1f}" stroke="{INK}" stroke-width="1.5" '
+            f'stroke-dasharray="3,2"/>')
+
+
 def _fmt(v: float, unit: str) -> str:
-    if unit in ("/s",):
+    if unit == "/s":
         return f"{v:,.0f}{unit}"
+    if unit == "µs":
+        return f"{v:,.0f} {unit}"
     return f"{v:,.2f} {unit}"
 
 
 def _scale_max(values: list[float]) -> float:
-    top = max([100.0, *values])
+    top = min(max([100.0, *values]), MAX_PCT)
     return float(int((top + 24.999) // 25) * 25)
 
 
@@ -55,113 +76,124 @@ def _axis(y0: float, y1: float, top: float, label: str) -> list[str]:
     return out
 
 
-def _floor_bars(r: dict, floors: list[str], x0: float, y: float, scale: Callable[[float], float],
-                pct_of: Callable[[dict], float | None]) -> list[str]:
-    """One thin bar per floor mode from y down, each labelled with its value and percentage."""
-    out = []
-    for name in floors:
-        f = r["floors"].get(name, {})
-        pct = pct_of(f)
-        if f.get("value") is not None and pct is not None:
-            w = max(scale(pct), 1)
-            out.append(f'<rect x="{x0}" y="{y:.1f}" width="{w:.1f}" height="{FLOOR_H}" fill="{FLOOR_COLORS[name]}"/>')
-            out.append(_t(x0 + w + 4, y + 8, f"{name} {_fmt(f['value'], r['unit'])} ({pct:.1f}%)", 9, fill=MUTED,
-                          halo=True))
-        y += FLOOR_H + 2
-    return out
+def _others(r: dict) -> list[tuple[str, dict]]:
+    """(mode, {value, pct_of_ceiling, sluice_over_peer?}) for each floor and peer in the row, in order."""
+    return [*r.get("floors", {}).items(), *r.get("peers", {}).items()]
+
+
+def _other_label(name: str, o: dict, unit: str, pct: float | None) -> str:
+    text = f"{name} {_fmt(o['value'], unit)}" + (f" ({pct:.1f}%)" if pct is not None else "")
+    if o.get("sluice_over_peer") is not None:
+        text += f" · Sluice / {name} {o['sluice_over_peer']:,.2f}×"
+    return text
+
+
+def _pct_panel(rows: list[dict], title: str, axis: str, y: float) -> tuple[list[str], float]:
+    """Rows with a ceiling, each bar as % of it."""
+    parts = [_t(20, y, title, 13, weight="bold")]
+    y += 12
+    vals = [r["pct_of_ceiling"] for r in rows if r["pct_of_ceiling"] is not None]
+    vals += [o["pct_of_ceiling"] for r in rows for _, o in _others(r) if o["pct_of_ceiling"] is not None]
+    vals += [100 * r["target_value"] / r["ceiling"] for r in rows if r["ceiling"] and r["target_value"] is not None]
+    top = _scale_max(vals)
+    scale = lambda p: BAR_W * min(p, top) / top  # noqa: E731
+    heights = [ROW_H + (THIN + 2) * len(_others(r)) for r in rows]
+    parts += _axis(y, y + sum(heights), top, axis)
+    for r, row_h in zip(rows, heights):
+        cy = y + 6
+        parts.append(_t(LABEL_W, cy + 14, r["label"], 12, "end"))
+        if r["ceiling"]:
+            if r["target_value"] is not None:
+                parts.append(_tick(BAR_X + scale(100 * r["target_value"] / r["ceiling"]), cy - 2, cy + row_h - 12))
+            parts.append(_rect(BAR_X, cy, scale(100), 9, GREY))
+            parts.append(_t(BAR_X + scale(100) + 4, cy + 8, f"ceiling {_fmt(r['ceiling'], r['unit'])}", 9, fill=MUTED))
+        cy += 11
+        for name, o in _others(r):
+            if o["value"] is not None and o["pct_of_ceiling"] is not None:
+                w = scale(o["pct_of_ceiling"])
+                parts.append(_rect(BAR_X, cy, w, THIN, COLORS[name]))
+                parts.append(_label(BAR_X + w, cy + 8, _other_label(name, o, r["unit"], o["pct_of_ceiling"]), 9, MUTED))
+            cy += THIN + 2
+        if r["pct_of_ceiling"] is not None:
+            w = scale(r["pct_of_ceiling"])
+            parts.append(_rect(BAR_X, cy, w, 14, GREEN if r["verdict"] == "pass" else RED))
+            parts.append(_label(BAR_X + w, cy + 11, f"Sluice {_fmt(r['sluice'], r['unit'])} ({r['pct_of_ceiling']:.1f}%)",
+                                11))
+        else:
+            parts.append(_t(BAR_X + 4, cy + 11, "Sluice: not measured" if r["sluice"] is None
+                            else f"Sluice {_fmt(r['sluice'], r['unit'])}", 11, fill=RED))
+        y += row_h
+    return parts, y + 50
+
+
+def _own_scale_panel(rows: list[dict], y: float) -> tuple[list[str], float]:
+    """Rows without a ceiling: every mode's bar, the row scaled to its largest value, tick at the target."""
+    parts = [_t(20, y, "Tunnel processes only: CPU per GB and memory (lower is better; each row scaled to its "
+                       "largest value; tick = target)", 13, weight="bold")]
+    y += 14
+    for r in rows:
+        bars = [(n, o["value"]) for n, o in _others(r) if o["value"] is not None]
+        bars.append(("Sluice", r["sluice"]))
+        top = max([v for _, v in bars if v is not None] + [r["target_value"] or 0]) or 1.0
+        row_h = 8 + (THIN + 2) * (len(bars) - 1) + 18 + 8
+        cy = y + 4
+        parts.append(_t(LABEL_W, cy + 12, r["label"], 12, "end"))
+        if r["target_value"] is not None:
+            parts.append(_tick(BAR_X + BAR_W * r["target_value"] / top, cy - 2, y + row_h - 4))
+        for name, v in bars:
+            if name == "Sluice":
+                if v is None:
+                    parts.append(_t(BAR_X + 4, cy + 13, "Sluice: not measured", 11, fill=RED))
+                else:
+                    color = GREEN if r["verdict"] == "pass" else RED if r["verdict"] == "FAIL" else NEUTRAL
+                    parts.append(_rect(BAR_X, cy, BAR_W * v / top, 16, color))
+                    text = f"Sluice {_fmt(v, r['unit'])}" + (f" (target {r['target_text']})"
+                                                              if r["target_value"] is not None else "")
+                    parts.append(_label(BAR_X + BAR_W * v / top, cy + 12, text, 11))
+            else:
+                o = dict(_others(r))[name]
+                parts.append(_rect(BAR_X, cy, BAR_W * v / top, THIN, COLORS[name]))
+                parts.append(_label(BAR_X + BAR_W * v / top, cy + 8, _other_label(name, o, r["unit"], None), 9, MUTED))
+                cy += THIN + 2
+        y += row_h
+    return parts, y + 30
 
 
 def render(rows: list[dict], title: str, subtitle: str) -> str:
     """rows: metrics.compare() output."""
-    rows = [r for r in rows if r["target"] is not None]  # the latencies explain; they have no target
-    top_rows = [r for r in rows if r["has_ceiling"]]
-    bottom_rows = [r for r in rows if not r["has_ceiling"]]
-    floors = [n for n in FLOOR_COLORS if any(n in r.get("floors", {}) for r in rows)]
-    fh = (FLOOR_H + 2) * len(floors)  # the extra height of a row
+    modes = [n for n in COLORS if any(n in r.get("floors", {}) or n in r.get("peers", {}) for r in rows)]
     parts: list[str] = []
     y = 30.0
     parts.append(_t(20, y, title, 16, weight="bold"))
     y += 18
     parts.append(_t(20, y, subtitle, 11, fill=MUTED))
     y += 16
-    parts.append(_t(20, y, "Green bars meet their target, red ones miss it.", 11, fill=MUTED))
-    if floors:
+    parts.append(_t(20, y, "Sluice's bar is green when it meets its target (the dashed tick, a ratio to this run's "
+                           "ceiling, floor or peer), red when not.", 11, fill=MUTED))
+    if modes:
         y += 16
-        parts.append(_t(20, y, "Blue bars: the floor of any proxy-style tunnel here — two minimal C forwarders in a "
-                        "chain (light: copying; dark: sealing ChaCha20-Poly1305 records).", 11, fill=MUTED))
-    y += 26
-
-    # Top panel: % of the kernel-forwarding ceiling.
-    parts.append(_t(20, y, "Sluice as % of plain kernel forwarding (grey = ceiling, tick = target)", 13,
-                    weight="bold"))
-    y += 12
-    pcts = [r["pct_of_ceiling"] for r in top_rows if r["pct_of_ceiling"] is not None]
-    tgt = [100 * r["target"] / r["ceiling"] for r in top_rows if r["ceiling"]]
-    pcts += [f["pct_of_ceiling"] for r in top_rows for f in r.get("floors", {}).values()
-             if f.get("pct_of_ceiling") is not None]
-    top = _scale_max(pcts + tgt)
-    y0 = y
-    parts += _axis(y0, y0 + (ROW_H + fh) * len(top_rows), top, "% of ceiling")
-    for r in top_rows:
-        cy = y + 6
-        parts.append(_t(LABEL_W, cy + 14, r["label"], 12, "end"))
-        if r["ceiling"]:
-            tx = BAR_X + BAR_W * min(100 * r["target"] / r["ceiling"], top) / top
-            parts.append(f'<line x1="{tx:.1f}" y1="{cy - 2:.1f}" x2="{tx:.1f}" y2="{cy + 28 + fh:.1f}" stroke="{INK}" '
-                         f'stroke-width="1.5" stroke-dasharray="3,2"/>')  # under the bars and labels
-            parts.append(f'<rect x="{BAR_X}" y="{cy:.1f}" width="{BAR_W * 100 / top:.1f}" height="9" fill="{GREY}"/>')
-            parts.append(_t(BAR_X + BAR_W * 100 / top + 4, cy + 8, f"ceiling {_fmt(r['ceiling'], r['unit'])}", 9,
-                            fill=MUTED))
-        parts += _floor_bars(r, floors, BAR_X, cy + 11, lambda p: BAR_W * min(p, top) / top,
-                             lambda f: f.get("pct_of_ceiling"))
-        cy += fh
-        if r["pct_of_ceiling"] is not None:
-            w = BAR_W * r["pct_of_ceiling"] / top
-            color = GREEN if r["verdict"] == "pass" else RED
-            parts.append(f'<rect x="{BAR_X}" y="{cy + 11:.1f}" width="{max(w, 1):.1f}" height="14" fill="{color}"/>')
-            parts.append(_t(BAR_X + max(w, 1) + 4, cy + 22,
-                            f"{_fmt(r['sluice'], r['unit'])} ({r['pct_of_ceiling']:.1f}%)", 11, halo=True))
-        else:
-            parts.append(_t(BAR_X + 4, cy + 22, "not measured" if r["sluice"] is None else _fmt(r["sluice"], r["unit"]),
-                            11, fill=RED))
-        y += ROW_H + fh
-    y += 50
-
-    # Bottom panel: % of target, lower is better.
-    if bottom_rows:
-        parts.append(_t(20, y, "Tunnel-only figures as % of their target (lower is better; line = target)", 13,
-                        weight="bold"))
-        y += 12
-        vals = [100 * r["sluice"] / r["target"] for r in bottom_rows if r["sluice"] is not None]
-        vals += [100 * f["value"] / r["target"] for r in bottom_rows for f in r.get("floors", {}).values()
-                 if f.get("value") is not None]
-        top = _scale_max(vals)
-        heights = [ROW_H + (fh if any(f.get("value") is not None for f in r.get("floors", {}).values()) else 0)
-                   for r in bottom_rows]
-        y0 = y
-        parts += _axis(y0, y0 + sum(heights), top, "% of target")
-        tx = BAR_X + BAR_W * 100 / top
-        parts.append(f'<line x1="{tx:.1f}" y1="{y0:.1f}" x2="{tx:.1f}" y2="{y0 + sum(heights):.1f}" '
-                     f'stroke="{INK}" stroke-width="1.5" stroke-dasharray="3,2"/>')
-        for r, row_h in zip(bottom_rows, heights):
-            cy = y + 8
-            parts.append(_t(LABEL_W, cy + 13, r["label"], 12, "end"))
-            if row_h > ROW_H:
-                parts += _floor_bars(r, floors, BAR_X, cy, lambda p: BAR_W * min(p, top) / top,
-                                     lambda f, t=r["target"]: None if f.get("value") is None else 100 * f["value"] / t)
-                cy += fh
-            if r["sluice"] is None:
-                parts.append(_t(BAR_X + 4, cy + 13, "not measured", 11, fill=RED))
-            else:
-                pct = 100 * r["sluice"] / r["target"]
-                w = BAR_W * min(pct, top) / top
-                color = GREEN if r["verdict"] == "pass" else RED
-                parts.append(f'<rect x="{BAR_X}" y="{cy:.1f}" width="{max(w, 1):.1f}" height="18" fill="{color}"/>')
-                parts.append(_t(BAR_X + max(w, 1) + 4, cy + 13,
-                                f"{_fmt(r['sluice'], r['unit'])} (target {r['target_text']})", 11, halo=True))
-            y += row_h
-        y += 40
-
+        x = 20.0
+        for n in modes:
+            parts.append(_rect(x, y - 8, 14, 9, COLORS[n]))
+            parts.append(_t(x + 18, y, n, 11, fill=MUTED))
+            x += 30 + 7 * len(n)
+        parts.append(_t(x, y, "floors: two minimal C forwarders in a chain · peers: what a user would install instead",
+                        11, fill=MUTED))
+    y += 30
+    with_ceiling = [r for r in rows if r["has_ceiling"]]
+    for higher, title, axis in ((True, "Throughput and rates as % of plain kernel forwarding (grey = ceiling)",
+                                 "% of ceiling (higher is better)"),
+                                (False, "Latency, 1 in flight, as % of plain kernel forwarding's (grey = ceiling)",
+                                 "% of ceiling's latency (lower is better)")):
+        panel = [r for r in with_ceiling if r["higher_is_better"] == higher]
+        if panel:
+            more, y = _pct_panel(panel, title, axis, y)
+            parts += more
+    own = [r for r in rows if not r["has_ceiling"] and (r["sluice"] is not None or any(
+        o["value"] is not None for _, o in _others(r)))]
+    if own:
+        more, y = _own_scale_panel(own, y)
+        parts += more
     h = int(y)
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" '
             f'font-family="DejaVu Sans, Helvetica, Arial, sans-serif">')

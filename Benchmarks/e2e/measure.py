@@ -15,17 +15,22 @@ explains a low rate (a rate at N in flight is at most N / latency).
 
 In kernel mode the same tests run over plain forwarding: the ceiling. In the floor modes (floor.py) the
 "tunnel" is two forward.c processes in a chain: only the iperf group runs there (the others need a TUN,
-or measure what only Sluice has). A failing test records its error and the others still run. Processes
-are started through the E2E harness and stopped by pid.
+or measure what only Sluice has). In the peer modes (peers.py) the tunnel is wireguard-go or OpenVPN,
+whose client and relay processes are measured as Sluice's are, through every group. A failing test
+records its error and the others still run. Processes are started through the E2E harness and stopped
+by pid.
+
+Each side's peak RSS (`rss_peak_client_mib`, `rss_peak_relay_mib`) is the largest VmRSS sampled while
+the UDP and iperf3 tests ran (not the idle flows: they have their own figure).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import queue
-import statistics
 import subprocess
 import threading
 import time
@@ -36,14 +41,28 @@ from typing import Callable
 
 import floor
 import harness as h
+import kstats
 import netns
+import peers
+from proc import RssSampler, cpu_user_system, steady_rss_kib
+import socksmode
 
 CLOSE_PORT, HOLD_PORT, UDP_PORT, IPERF_PORT = 9100, 9101, 9102, 5201
+MSS = 1448  # bytes per segment on a 1500-byte path, to put iperf3's retransmits in proportion
 SERVER = netns.SERVER_V4
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 GROUPS = ("udp", "idle_flows", "tcp_cc", "iperf")  # the order they run in; see the module comment
-MODES = ("kernel", *floor.MODES, "sluice")
+MODES = ("kernel", *floor.MODES, *peers.MODES, "sluice", *socksmode.MODES)
 FLOOR_GROUPS = ("iperf",)  # what a chain of two forwarders can run
+
+
+@functools.lru_cache(maxsize=None)
+def _relay_help(binary: str) -> str:
+    return h.run_sluice(["relay", "--help"]).stdout.decode(errors="replace")
+
+
+def relay_takes(flag: str) -> bool:
+    """Whether the sluice binary under test (SLUICE_BIN) knows a relay flag."""
+    return flag in _relay_help(h.sluice_bin())
 
 
 @dataclass
@@ -61,73 +80,11 @@ class Settings:
     groups: tuple = GROUPS
     client_args: list = field(default_factory=list)
     relay_args: list = field(default_factory=list)
+    openvpn_args: list = field(default_factory=list)  # extra arguments for both OpenVPN ends
 
 
 QUICK = Settings(iperf_seconds=2, rate_seconds=2, flows=2000, latency_seconds=1, settle_seconds=0.5)
 FULL = Settings(iperf_seconds=10, rate_seconds=10, flows=10000)
-
-
-# -- /proc ------------------------------------------------------------------------------------------
-
-def rss_kib(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def cpu_user_system(pid: int) -> tuple[float, float]:
-    """utime and stime of the whole process (all threads), in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
-
-
-def steady_rss_kib(pid: int, seconds: float = 0.5, samples: int = 5) -> int | None:
-    """The median of a few samples: RSS moves a little while timers run."""
-    vals = []
-    for _ in range(samples):
-        v = rss_kib(pid)
-        if v is not None:
-            vals.append(v)
-        time.sleep(seconds / samples)
-    return int(statistics.median(vals)) if vals else None
-
-
-class RssSampler:
-    """Samples VmRSS of one process every `interval` seconds on a thread; `stop()` returns the peak."""
-
-    def __init__(self, pid: int, interval: float = 0.02) -> None:
-        self.pid, self.interval = pid, interval
-        self.peak = 0
-        self.samples = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
-
-    def __enter__(self) -> "RssSampler":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            v = rss_kib(self.pid)
-            if v is not None:
-                self.peak = max(self.peak, v)
-                self.samples += 1
-            self._stop.wait(self.interval)
-
-    def stop(self) -> int:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
-        return self.peak
 
 
 # -- one mode ---------------------------------------------------------------------------------------
@@ -135,8 +92,9 @@ class RssSampler:
 class ModeRun:
     """Runs every test of one mode (one of MODES); `run()` returns figures, details, errors.
 
-    `client` and `relay` are the tunnel's two processes: `sluice up` and `sluice relay`, or in the floor
-    modes forwarders A and B (their CPU time is measured the same way)."""
+    `client` and `relay` are the tunnel's two processes: `sluice up` and `sluice relay`, in the floor
+    modes forwarders A and B, in the peer modes the VPN's two ends (their CPU time and RSS are measured
+    the same way)."""
 
     def __init__(self, mode: str, settings: Settings, workdir: Path, loadgen: Path,
                  say: Callable[[str], None] = print, forward: Path | None = None) -> None:
@@ -153,10 +111,14 @@ class ModeRun:
         self.figures: dict[str, float] = {}
         self.details: dict[str, object] = {}
         self.errors: dict[str, str] = {}
-        self.notes: list[str] = []  # anomalies an average hides: stalls, timeouts, losses
+        # Anomalies an average hides — stalls, timeouts, losses, retransmits — each with the figure it
+        # concerns ("key") and what the kernel counted meanwhile (kstats).
+        self.notes: list[dict] = []
         self.relay: h.Proc | None = None
         self.client: h.Proc | None = None
         self._keys: tuple[h.KeyPair, h.KeyPair] | None = None
+        self.peer: peers.Peer | None = None
+        self._rss_peak: dict[str, int] = {}  # side → KiB, across the groups' samplers
 
     # -- life cycle ----------------------------------------------------------------------------------
     def run(self) -> dict:
@@ -166,16 +128,22 @@ class ModeRun:
                 # Room for the connection-rate test: ports are reused within seconds at ~16k/s.
                 self.topo.sysctl(ns, "net.ipv4.ip_local_port_range", "1024 65535")
             self._start_servers()
+            if self.mode in peers.MODES:
+                self.peer = peers.create(self.mode, self.topo, self.workdir, self.s.openvpn_args)
             for key in GROUPS:
                 if key not in self.s.groups:
                     continue
-                if self.mode in floor.MODES and key not in FLOOR_GROUPS:
+                if (self.mode in floor.MODES and key not in FLOOR_GROUPS) or (self.mode in socksmode.MODES and key not in socksmode.GROUPS):
                     self.details.setdefault("skipped", []).append(key)
                     continue
                 self._group(key, getattr(self, f"test_{key}"))
+            for side, kib in self._rss_peak.items():
+                self.figures[f"rss_peak_{side}_mib"] = kib / 1024
         finally:
             self.runner.close()
             self.topo.destroy()
+            if self.peer is not None:
+                self.peer.close()
         return {"figures": self.figures, "details": self.details, "errors": self.errors, "notes": self.notes}
 
     def _group(self, key: str, test: Callable[[], None]) -> None:
@@ -215,14 +183,21 @@ class ModeRun:
             if self._keys is None:
                 self._keys = (h.make_keypair(self.workdir, "relay"), h.make_keypair(self.workdir, "client"))
             relay_key, client_key = self._keys
-            # Enough streams for the idle-flows test (the relay's default limit is 1,024 per client).
+            # Enough streams for the idle-flows test (the relay's default limit is 1,024 per client), and
+            # no cap on the rate they open at (5,000/s per client by default): the benchmark measures
+            # what the relay can do. Binaries from before the rate cap are still measured without it.
+            rate = ["--max-stream-rate", "10000000"] if relay_takes("--max-stream-rate") else []
             self.relay = self.runner.start("relay", h.relay_argv(relay_key, [client_key.public], extra=[
-                "--max-streams", "65536", *self.s.relay_args]), ns=self.topo.relay)
+                "--max-streams", "65536", *rate, *self.s.relay_args]), ns=self.topo.relay)
             h.wait_relay_listening(self.topo, self.relay)
             self.client = self.runner.start("client", h.client_argv(
                 f"{netns.RELAY_CLIENT_SIDE_V4}:{h.RELAY_PORT}", relay_key.public, client_key,
                 extra=self.s.client_args), ns=self.topo.client)
             h.wait_client_up(self.topo, self.client)
+        elif self.mode in peers.MODES:
+            self.client, self.relay = self.peer.start(self.runner)
+        elif self.mode in socksmode.MODES:
+            self.client, self.relay = socksmode.start(self.runner, self.topo, self.s.client_args)
         elif self.mode in floor.MODES:
             self.client, self.relay = floor.start(self.runner, self.topo, self.workdir, self.forward, self.mode,
                                                   [CLOSE_PORT, IPERF_PORT])
@@ -256,16 +231,35 @@ class ModeRun:
                 what = {"relay": "sluice relay", "client": "sluice up"}.get(p.name, p.name)
                 raise RuntimeError(f"{what} exited {p.popen.returncode}:\n{h.tail(p.log)}")
 
-    def _loadgen(self, *args: object, timeout: float) -> dict:
-        cp = self.topo.exec(self.topo.client, [self.loadgen, *map(str, args)], timeout=timeout)
+    def _loadgen(self, figure: str, *args: object, timeout: float) -> dict:
+        """Runs one loadgen client test for `figure` (the figure key its result explains)."""
+        with self._counted() as moved:
+            cp = self.topo.exec(self.topo.client, [self.loadgen, *map(str, args)], timeout=timeout)
         if cp.returncode != 0:
             raise RuntimeError(f"loadgen {args[0]} exited {cp.returncode}: {cp.stderr.strip()}")
         r = json.loads(cp.stdout.strip().splitlines()[-1])
-        self._note_anomalies(r)
+        if moved:
+            r["kernel_counters"] = moved
+        self._note_anomalies(figure, r, moved)
         return r
 
-    def _note_anomalies(self, r: dict) -> None:
-        """Seconds without a single completion, timeouts, losses and failures of one rate test."""
+    @contextlib.contextmanager
+    def _counted(self):
+        """Yields a dict that, after the block, holds what the client and relay namespaces' kernel
+        counters (kstats) moved by, side → counter → increase."""
+        sides = {"client": self.topo.client, "relay": self.topo.relay}
+        before = {side: kstats.snapshot(ns) for side, ns in sides.items()}
+        moved: dict = {}
+        yield moved
+        moved.update(kstats.delta(before, {side: kstats.snapshot(ns) for side, ns in sides.items()}))
+
+    def _note(self, figure: str, text: str) -> None:
+        self.notes.append({"key": figure, "text": text})
+        self.say(f"  [{self.mode}] note: {text}")
+
+    def _note_anomalies(self, figure: str, r: dict, moved: dict) -> None:
+        """Seconds without a single completion, timeouts, losses and failures of one rate test, with
+        the kernel's drops while it ran."""
         per = r.get("per_second", [])
         whole = per[:-1] if len(per) > 1 else per  # the last second is partial
         found = []
@@ -277,9 +271,9 @@ class ModeRun:
                 found.append(f"{r[what]:,} {what if what != 'timeouts' else 'timed out'}")
         if found:
             in_flight = r.get("concurrency", r.get("window"))
-            note = f"{r['test']} ({in_flight} in flight): {', '.join(found)}; per second: {per}"
-            self.notes.append(note)
-            self.say(f"  [{self.mode}] note: {note}")
+            why = kstats.explain(moved)
+            self._note(figure, f"{r['test']} ({in_flight} in flight): {', '.join(found)}; per second: {per}"
+                               + (f"; meanwhile {why}" if why else ""))
 
     # -- the tests -----------------------------------------------------------------------------------
     def test_udp(self) -> None:
@@ -289,25 +283,25 @@ class ModeRun:
             idle = steady_rss_kib(self.client.pid)
             self.figures["rss_idle_mib"] = idle / 1024
             self.say(f"  [{self.mode}] client RSS idle {idle / 1024:.1f} MiB")
-        with RssSampler(self.client.pid) if self.client else contextlib.nullcontext() as sampler:
+        with self._sampler(0.02) as sampler:
             # One in flight first: short, and a later test's trouble (a stall) cannot leak into it.
             for test, key in (("udp-rr", "udp_rr"), ("udp-new", "udp_new")):
-                self._latency(key, self._loadgen(test, SERVER, UDP_PORT, s.latency_seconds, 1, s.udp_size,
+                self._latency(key, self._loadgen(f"{key}_latency_us", test, SERVER, UDP_PORT, s.latency_seconds, 1, s.udp_size,
                                                  timeout=s.latency_seconds + 20))
-            r = self._loadgen("udp-rr", SERVER, UDP_PORT, s.rate_seconds, s.udp_window, s.udp_size,
+            r = self._loadgen("udp_rr_per_s", "udp-rr", SERVER, UDP_PORT, s.rate_seconds, s.udp_window, s.udp_size,
                               timeout=s.rate_seconds + 20)
             self.figures["udp_rr_per_s"] = r["rate"]
             self.details["udp_rr"] = r
             self.say(f"  [{self.mode}] UDP one socket {r['rate']:,.0f} req/s (lost {r['lost']})")
-            r = self._loadgen("udp-new", SERVER, UDP_PORT, s.rate_seconds, s.udp_concurrency, s.udp_size,
+            r = self._loadgen("udp_new_per_s", "udp-new", SERVER, UDP_PORT, s.rate_seconds, s.udp_concurrency, s.udp_size,
                               timeout=s.rate_seconds + 20)
             self.figures["udp_new_per_s"] = r["rate"]
             self.details["udp_new"] = r
             self.say(f"  [{self.mode}] UDP new socket each {r['rate']:,.0f} req/s (lost {r['lost']})")
-        if sampler:
-            self.figures["rss_udp_mib"] = sampler.peak / 1024
+        if self.client:
+            self.figures["rss_udp_mib"] = sampler.peak["client"] / 1024
             self.details["rss_udp_samples"] = sampler.samples
-            self.say(f"  [{self.mode}] client RSS peak during UDP {sampler.peak / 1024:.1f} MiB")
+            self.say(f"  [{self.mode}] client RSS peak during UDP {sampler.peak['client'] / 1024:.1f} MiB")
 
     def test_idle_flows(self) -> None:
         s = self.s
@@ -346,7 +340,14 @@ class ModeRun:
             p.wait(30)
             if client_pid:
                 time.sleep(s.settle_seconds)
-                self.details["idle_flows_rss_kib"]["after_close"] = steady_rss_kib(client_pid)
+                rss = self.details["idle_flows_rss_kib"]
+                rss["after_close"] = steady_rss_kib(client_pid)
+                if self.mode in peers.MODES and rss["after"] > rss["before"]:
+                    self._note("idle_flow_kib", f"a layer-3 VPN keeps no per-flow state in its process (the "
+                               f"client's kernel does): its RSS grew with the bursts of packets that opened the "
+                               f"flows, {rss['before'] / 1024:.1f} → {rss['after'] / 1024:.1f} MiB, and was "
+                               f"{rss['after_close'] / 1024:.1f} MiB after they closed — buffers kept, not a "
+                               "cost per flow")
         finally:
             if p.poll() is None:
                 p.kill()
@@ -359,9 +360,9 @@ class ModeRun:
 
     def test_tcp_cc(self) -> None:
         s = self.s
-        self._latency("tcp_cc", self._loadgen("tcp-cc", SERVER, CLOSE_PORT, s.latency_seconds, 1,
+        self._latency("tcp_cc", self._loadgen("tcp_cc_latency_us", "tcp-cc", SERVER, CLOSE_PORT, s.latency_seconds, 1,
                                               timeout=s.latency_seconds + 20))
-        r = self._loadgen("tcp-cc", SERVER, CLOSE_PORT, s.rate_seconds, s.tcp_cc_concurrency,
+        r = self._loadgen("tcp_cc_per_s", "tcp-cc", SERVER, CLOSE_PORT, s.rate_seconds, s.tcp_cc_concurrency,
                           timeout=s.rate_seconds + 20)
         self.figures["tcp_cc_per_s"] = r["rate"]
         self.details["tcp_cc"] = r
@@ -401,12 +402,13 @@ class ModeRun:
                 argv.append("-R")
             procs = [p for p in (self.client, self.relay) if p is not None]
             cpu0 = [cpu_user_system(p.pid) for p in procs]
-            with RssSampler(self.client.pid, interval=0.1) if self.client else contextlib.nullcontext() as peak:
+            writes0 = self._tun_writes()
+            with self._sampler(0.1) as peak, self._counted() as moved:
                 cp = self.topo.exec(self.topo.client, argv, timeout=s.iperf_seconds + 30)
-            rss_peak = peak.peak if peak else None
             # user: the process's own code (the cipher, lwIP); system: the kernel's work for it (syscalls,
             # and the TCP receive path of what it sends through a veth or loopback, run in its context).
             split = [tuple(a - b for a, b in zip(cpu_user_system(p.pid), c)) for p, c in zip(procs, cpu0)]
+            writes = self._tun_writes() - writes0 if writes0 is not None else None
             cpu = [u + k for u, k in split]
             try:
                 out = json.loads(cp.stdout)
@@ -431,17 +433,55 @@ class ModeRun:
                 detail.update({"cpu_client_s": cpu[0], "cpu_relay_s": cpu[1],
                                "cpu_client_user_s": split[0][0], "cpu_client_system_s": split[0][1],
                                "cpu_relay_user_s": split[1][0], "cpu_relay_system_s": split[1][1],
-                               "cpu_s_per_gb": sum(cpu) / gb if gb else None, "client_rss_peak_kib": rss_peak})
+                               "cpu_s_per_gb": sum(cpu) / gb if gb else None,
+                               "client_rss_peak_kib": peak.peak["client"], "relay_rss_peak_kib": peak.peak["relay"]})
                 if streams == 1 and gb:
                     self.figures[f"cpu_{direction}_s_per_gb"] = sum(cpu) / gb
+                    self.figures[f"cpu_{direction}_client_s_per_gb"] = cpu[0] / gb
+                    self.figures[f"cpu_{direction}_relay_s_per_gb"] = cpu[1] / gb
+            if writes is not None and received["bytes"]:
+                detail["tun_writes"] = writes
+                if streams == 1:
+                    self.figures[f"tun_writes_{direction}_per_gb"] = writes / (received["bytes"] / 1e9)
             self.figures[f"{key}_gbps"] = gbps
             self.details[f"iperf3_{key}"] = detail
+            if moved:
+                detail["kernel_counters"] = moved
+            self._note_retransmits(key, detail, moved)
             extra = (f", CPU client {cpu[0]:.2f} s ({split[0][0]:.2f} user) + relay {cpu[1]:.2f} s "
                      f"({split[1][0]:.2f} user) = {sum(cpu) / (received['bytes'] / 1e9):.2f} s/GB" if procs else "")
             self.say(f"  [{self.mode}] iperf3 {streams} stream{'s' if streams > 1 else ''} {direction}: "
                      f"{gbps:.2f} Gbit/s{extra}")
         finally:
             server.stop(timeout=5)
+
+    def _note_retransmits(self, key: str, detail: dict, moved: dict) -> None:
+        """A note when more than one segment in a thousand was sent again, with the kernel's count of
+        where packets were dropped or cut meanwhile: the cause, not a figure to tune away."""
+        retransmits, segments = detail.get("retransmits") or 0, detail["bytes"] / MSS
+        if segments and retransmits / segments > 0.001:
+            why = kstats.explain(moved) or "no drop counted in the client or relay namespace"
+            self._note(f"{key}_gbps", f"iperf3 {key}: {retransmits:,} segments sent again "
+                                      f"({retransmits / segments:.1%} of ~{segments:,.0f}); meanwhile {why}")
+
+    @contextlib.contextmanager
+    def _sampler(self, interval: float):
+        """RSS of the tunnel's processes while the block runs; each side's peak also goes into the
+        mode's `rss_peak_*` figures."""
+        pids = {side: p.pid for side, p in (("client", self.client), ("relay", self.relay)) if p is not None}
+        with RssSampler(pids, interval) as sampler:
+            yield sampler
+        for side, kib in sampler.peak.items():
+            if kib:
+                self._rss_peak[side] = max(self._rss_peak.get(side, 0), kib)
+
+    def _tun_writes(self) -> int | None:
+        """Packets the client has written to its TUN so far (the TUN's rx_packets: one per write, a GSO
+        write included): on an upload nearly all are ACKs. None without a TUN (kernel, floor modes)."""
+        if self.mode != "sluice":
+            return None
+        links = self.topo.ip_json(self.topo.client, "-s", "link", "show", "dev", h.TUN)
+        return links[0]["stats64"]["rx"]["packets"] if links else None
 
     def _wait_listen(self, proc: h.Proc) -> None:
         def listening() -> bool:

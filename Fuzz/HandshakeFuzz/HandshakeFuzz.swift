@@ -11,7 +11,7 @@
 // Beyond "never traps": the responder accepts a message 1 exactly when it is the real one (any
 // other change, wherever it is, must fail authentication or a check), and then refuses it a second
 // time as a replay; the initiator accepts only the real message 2, and then both ends hold the same
-// keys. Every error renders to text.
+// keys and the client sees the features the relay advertised. Every error renders to text.
 @testable import SluiceCrypto
 
 private let relayKey = try! PrivateKey(bytes: (0..<32).map { UInt8($0) })
@@ -19,7 +19,9 @@ private let clientKey = try! PrivateKey(bytes: (0..<32).map { UInt8(0x40 + $0) }
 private let clientEphemeral = try! PrivateKey(bytes: (0..<32).map { UInt8(0x80 + $0) })
 private let relayEphemeral = try! PrivateKey(bytes: (0..<32).map { UInt8(0xc0 + $0) })
 private let psk = try! PresharedKey(bytes: [UInt8](repeating: 0x5a, count: 32))
-private let responder = SluiceResponder(localStatic: relayKey, psk: psk)
+/// Feature bits the relay advertises in message 2 (docs/protocol.md §1.1): two set, so a flip there shows.
+private let relayFeatures: UInt32 = 0x8000_0001
+private let responder = SluiceResponder(localStatic: relayKey, psk: psk, features: relayFeatures)
 private let timestamp = Tai64N(unixSeconds: 1_700_000_000, nanoseconds: 1)
 private let initiator = try! SluiceInitiator(localStatic: clientKey, relayStatic: relayKey.publicKey, psk: psk,
                                              timestamp: timestamp, ephemeral: clientEphemeral)
@@ -80,8 +82,10 @@ private func checkMessage1(_ message: [UInt8]) {
 
 private func checkMessage2(_ message: [UInt8]) {
     do {
-        let keys = try initiator.finish(message2: message)
+        let acceptance = try initiator.finish(message2: message)
         require(message == realMessage2, "the initiator accepted an altered message 2")
+        require(acceptance.relayFeatures == relayFeatures, "the client sees other features than the relay sent")
+        let keys = acceptance.keys
         require(keys.sending == realResponse.keys.receiving && keys.receiving == realResponse.keys.sending,
                      "the two ends hold different keys")
         require(keys.handshakeHash == realResponse.keys.handshakeHash)

@@ -16,6 +16,7 @@
 // Along the way the sealer is given the lengths 0 and 65,520, which it must refuse without using up
 // a record number.
 @testable import SluiceCrypto
+import SluiceIO
 
 private let key = try! SymmetricKey(bytes: (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) })
 /// Sizes of the pieces the stream is fed in, as TCP reads deliver it: byte by byte up to whole records.

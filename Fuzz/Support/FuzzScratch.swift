@@ -63,7 +63,15 @@ final class FuzzScratch: @unchecked Sendable {
         case .relay(let config):
             require(config.privateKey.count == 32 && config.allowedClients.allSatisfy { $0.count == 32 })
         case .up(let config):
-            require(config.privateKey.count == 32 && config.relayPublicKey.count == 32 && !config.addresses.isEmpty)
+            require(!config.addresses.isEmpty)
+            // A relay with its keys, or a SOCKS5 upstream: one of the two, never both.
+            if config.upstream == nil {
+                require(config.relay != nil && config.privateKey?.count == 32 && config.relayPublicKey?.count == 32)
+            } else {
+                require(config.relay == nil && config.privateKey == nil && config.relayPublicKey == nil && config.psk == nil)
+            }
+        case .socks(let config):
+            require(config.privateKey.count == 32 && config.relayPublicKey.count == 32)
         case .bench(let config):
             require(config.privateKey.count == 32 && config.relayPublicKey.count == 32)
         default: break

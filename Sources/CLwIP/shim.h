@@ -121,6 +121,30 @@ static inline uint32_t sluice_tcp_mss(const struct tcp_pcb *pcb) { return tcp_ms
 static inline void sluice_tcp_set_mss(struct tcp_pcb *pcb, uint16_t mss) { pcb->mss = mss; }
 static inline void sluice_tcp_nagle_disable(struct tcp_pcb *pcb) { tcp_nagle_disable(pcb); }
 
+/// Whether `pcb` owes the application an ACK: bytes received and not yet acknowledged (lwIP's delayed
+/// ACK, TF_ACK_DELAY, which only its 250 ms fast timer would send), an ACK asked for (TF_ACK_NOW), or
+/// a receive window that grew past the right edge the last segment announced (tcp_recved announces
+/// growth smaller than TCP_WND_UPDATE_THRESHOLD only with the next segment that goes out anyway).
+/// Reads tcp_pcb fields of the public tcp.h; the flag names are tcp.h's too.
+static inline int sluice_tcp_ack_owed(const struct tcp_pcb *pcb) {
+    if (tcp_is_flag_set(pcb, TF_ACK_DELAY | TF_ACK_NOW)) return 1;
+    return (int32_t)(pcb->rcv_nxt + pcb->rcv_ann_wnd - pcb->rcv_ann_right_edge) > 0;
+}
+/// Makes the next tcp_output send an ACK even with no data to carry it: what lwIP's tcp_ack_now
+/// (tcp_priv.h) does, with tcp.h's tcp_set_flags.
+static inline void sluice_tcp_ack_now(struct tcp_pcb *pcb) { tcp_set_flags(pcb, TF_ACK_NOW); }
+/// Turns the immediate ACK lwIP's receive path asks for on every second data segment (TF_ACK_NOW,
+/// sent by the tcp_output that ends tcp_input) into an owed one (TF_ACK_DELAY), which the end of
+/// the loop turn sends: a turn that reads several super-segments answers them with one ACK. Call
+/// from the recv callback of a data segment. Not once the peer's FIN arrived (the pcb is no longer
+/// ESTABLISHED or FIN_WAIT_*): lwIP may hand the pcb to TIME_WAIT then, and that ACK must go now.
+static inline void sluice_tcp_defer_ack(struct tcp_pcb *pcb) {
+    if (!tcp_is_flag_set(pcb, TF_ACK_NOW)) return;
+    if (pcb->state != ESTABLISHED && pcb->state != FIN_WAIT_1 && pcb->state != FIN_WAIT_2) return;
+    tcp_clear_flags(pcb, TF_ACK_NOW);
+    tcp_set_flags(pcb, TF_ACK_DELAY);
+}
+
 static inline void sluice_copy_addr(const ip_addr_t *a, uint8_t out[16]) {
     memset(out, 0, 16);
     if (IP_IS_V6(a)) memcpy(out, ip_2_ip6(a)->addr, 16);

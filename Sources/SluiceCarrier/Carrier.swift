@@ -1,5 +1,6 @@
 import Glibc
 import SluiceCrypto
+import SluiceIO
 import SluiceLog
 import SluiceLoop
 import SluiceSystem
@@ -11,7 +12,12 @@ public enum CarrierEnd: CustomStringConvertible, Sendable {
     case ioError(SystemError)
     case recordError(String)
     case protocolError(MuxError)
-    case idleTimeout
+    /// The relay's rule: nothing arrived for this long.
+    case idleTimeout(milliseconds: UInt64)
+    /// The client's rule: a PING went unanswered, and nothing else arrived, for this long.
+    case pingTimeout(milliseconds: UInt64)
+    /// The relay closed the carrier because its client's key left the allow-list (reload).
+    case clientRemoved
     case localShutdown
 
     public var description: String {
@@ -20,10 +26,17 @@ public enum CarrierEnd: CustomStringConvertible, Sendable {
         case .ioError(let e): return "\(e)"
         case .recordError(let why): return "undecryptable record: \(why)"
         case .protocolError(let e): return "\(e)"
-        case .idleTimeout: return "nothing received for \(Carrier.deadAfterMilliseconds / 1000) s"
+        case .idleTimeout(let ms): return "nothing received for \(secondsText(ms)) s"
+        case .pingTimeout(let ms): return "no answer to PING and nothing else received for \(secondsText(ms)) s"
+        case .clientRemoved: return "the client's key is no longer in the relay's allow-list"
         case .localShutdown: return "shutting down"
         }
     }
+}
+
+/// "0.5", "15": milliseconds as seconds, for log lines.
+func secondsText(_ milliseconds: UInt64) -> String {
+    milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : "\(Double(milliseconds) / 1000)"
 }
 
 /// An established carrier: one TCP socket after the Noise handshake, encrypted records in both
@@ -32,38 +45,80 @@ public enum CarrierEnd: CustomStringConvertible, Sendable {
 /// Writes are batched: frames encoded during a loop turn are sealed into records and written at the
 /// end of the turn. The socket is registered edge-triggered for both directions once; nothing toggles
 /// interest afterwards.
+///
+/// Liveness (`Keepalive`): the client pings every few seconds and measures the round trip; the relay
+/// pings only a silent client. Either closes a carrier whose peer went quiet for too long.
+///
+/// Reading is bounded two ways, so one peer cannot take its end over. Per loop turn, a carrier reads
+/// and handles frames for at most `readSliceNanoseconds`, then yields to the other sockets of the
+/// loop and goes on in the next turn, inside a record if need be: a client sending OPENs as fast as
+/// it can (each a socket and a connect at the relay, thousands to a record) gets a slice of the relay
+/// like any other carrier, not all of it. And a peer that sends but never reads — whose answers
+/// (PONG, OPEN_OK, RESET, CREDIT) would pile up without bound — is not read from while more than
+/// twice the carrier budget waits to be written, until half of it has gone.
 public final class Carrier: MuxSessionDelegate {
-    public static let pingAfterMilliseconds: UInt64 = 10_000
-    public static let deadAfterMilliseconds: UInt64 = 30_000
+    /// How long one carrier reads and handles frames per loop turn while others wait. 0.5 ms is a
+    /// dozen 64 KiB reads of DATA, so a lone fast transfer loses nothing to the yield, while another
+    /// carrier waits at most about that long for its turn (test_floods.py measures it).
+    static let readSliceNanoseconds: UInt64 = 500_000
 
     public let socket: Socket
     public let label: String
     private unowned let loop: EventLoop
     private var sealer: RecordSealer
     private var opener: RecordOpener
-    public private(set) var session: MuxSession!
+    /// The multiplexing session on top; made on first use, since it needs this carrier as its delegate.
+    public private(set) lazy var session = MuxSession(role: role, settings: muxSettings, relayFeatures: relayFeatures, delegate: self)
+    private let role: MuxSession.Role
+    private let muxSettings: MuxSettings
+    private let relayFeatures: CarrierFeatures
     private let outbound = ByteQueue(capacity: 1 << 20)
-    private var lastReceive: UInt64
+    private var keepalive: Keepalive
     private var livenessTimer: LoopTimer?
     private var flushScheduled = false
+    private var readResumeScheduled = false
+    /// The frames of a record a slice stopped inside; valid until the next call on `opener`.
+    private var unfinishedRecord: UnsafeRawBufferPointer?
+    /// Set while too much output waits for a peer that does not read (see the type's doc).
+    private var readPaused = false
     private var writable = true
     public private(set) var isClosed = false
+    /// Bytes on the socket (encrypted records) and records, each way, for statistics.
+    public private(set) var bytesSent = 0
+    public private(set) var bytesReceived = 0
+    public private(set) var recordsSent = 0
+    public private(set) var recordsReceived = 0
     /// Called once when the carrier ends, after every stream was reset.
     public var onClose: ((Carrier, CarrierEnd) -> Void)?
 
-    public init(socket: Socket, keys: TransportKeys, role: MuxSession.Role, settings: MuxSettings, loop: EventLoop, label: String) throws(SystemError) {
+    /// - Parameters:
+    ///   - relayFeatures: the feature bits of handshake message 2 (docs/protocol.md §1.1): what the
+    ///     relay advertised, read by the client or sent by the relay.
+    ///   - keepalive: `.client` or `.relay`, or the client's configured interval and misses.
+    public init(socket: Socket, keys: TransportKeys, role: MuxSession.Role, settings: MuxSettings,
+                relayFeatures: CarrierFeatures, keepalive: KeepaliveSettings, loop: EventLoop, label: String) throws(SystemError) {
         self.socket = socket
         self.loop = loop
         self.label = label
         self.sealer = RecordSealer(key: keys.sending)
         self.opener = RecordOpener(key: keys.receiving)
-        self.lastReceive = loop.now
-        self.session = MuxSession(role: role, settings: settings, delegate: self)
+        self.keepalive = Keepalive(settings: keepalive, now: MonotonicClock.nanoseconds())
+        self.role = role
+        self.muxSettings = settings
+        self.relayFeatures = relayFeatures
+        _ = session  // made now: a client's HELLO goes out as its first frame (docs/protocol.md §1.1)
         try loop.register(fd: socket.fd, events: [.readable, .writable, .readHangup, .edgeTriggered]) { [unowned self] events in
             self.handle(events)
         }
-        scheduleLiveness()
+        checkLiveness()
     }
+
+    /// The round trip of the newest PING this carrier had answered, in nanoseconds (PING to PONG,
+    /// through both ends' queues); nil before the first PONG. For statistics.
+    public var lastRoundTripNanoseconds: UInt64? { keepalive.lastRoundTrip }
+
+    /// When the newest PONG arrived (`MonotonicClock.nanoseconds()`); nil before the first.
+    public var lastPongNanoseconds: UInt64? { keepalive.lastPong }
 
     /// Closes the socket and resets every stream.
     public func close(_ end: CarrierEnd) {
@@ -80,8 +135,10 @@ public final class Carrier: MuxSessionDelegate {
     }
 
     private func handle(_ events: IOEvents) {
-        if events.contains(.readable) || events.contains(.readHangup) || events.contains(.error) || events.contains(.hangup) {
-            readAvailable()
+        // With a continuation pending, reading waits for it: one slice per turn.
+        let ended = events.contains(.readHangup) || events.contains(.error) || events.contains(.hangup)
+        if !readResumeScheduled, events.contains(.readable) || ended {
+            readAvailable(toEOF: ended)
         }
         if !isClosed && events.contains(.writable) {
             writable = true
@@ -89,13 +146,38 @@ public final class Carrier: MuxSessionDelegate {
         }
     }
 
-    private func readAvailable() {
+    /// Reads until the socket is drained, a slice of `readSliceNanoseconds` at most. A read that
+    /// fills less than the buffer it was given took all there was: the next one would only say
+    /// EAGAIN, and bytes arriving later raise a new edge (the socket is edge-triggered), so the loop
+    /// stops there — one syscall less per wake-up, which a small request/response pays on every hop.
+    /// Not when the peer's FIN or an error came with this edge (`toEOF`), nor when reading resumes
+    /// (a later slice, or after a pause): no later edge would announce what is left.
+    private func readAvailable(toEOF: Bool = true) {
+        guard !readPaused, !isClosed else { return }
+        if let wait = readDelay?(), wait > 0 {
+            readInNextTurn(after: wait)
+            return
+        }
+        let deadline = MonotonicClock.nanoseconds() + Self.readSliceNanoseconds
+        // Records already read come first: the last slice may have stopped inside them.
+        guard deliverRecords(until: deadline) else {
+            readInNextTurn()
+            return
+        }
         while !isClosed {
+            if outbound.count > 2 * session.settings.carrierBudget {
+                readPaused = true  // writeOutbound resumes once it has drained
+                return
+            }
             var result: IOResult<Int> = .wouldBlock
+            var drained = false
             do {
                 opener.receive(minimum: 64 * 1024) { buffer in
                     result = (try? socket.read(into: buffer)) ?? .done(-1)
-                    if case .done(let n) = result { return n }
+                    if case .done(let n) = result {
+                        drained = n > 0 && n < buffer.count
+                        return n
+                    }
                     return 0
                 }
             }
@@ -108,35 +190,67 @@ public final class Carrier: MuxSessionDelegate {
             case .done(let n) where n < 0:
                 close(.ioError(SystemError("read from carrier")))
                 return
-            case .done:
-                lastReceive = loop.now
-                deliverRecords()
+            case .done(let n):
+                bytesReceived += n
+                keepalive.received(now: MonotonicClock.nanoseconds())
+                let finished = deliverRecords(until: deadline)
                 onRecordsDelivered?()
+                if !finished || MonotonicClock.nanoseconds() >= deadline {
+                    readInNextTurn()
+                    return
+                }
+                if drained && !toEOF { return }
             }
         }
     }
 
-    private func deliverRecords() {
+    /// Reads on in the next loop turn, after the events of other sockets, or `after` milliseconds
+    /// from now: edge-triggered, the socket will not say again that it holds bytes.
+    private func readInNextTurn(after milliseconds: UInt64 = 0) {
+        guard !readResumeScheduled, !isClosed else { return }
+        readResumeScheduled = true
+        loop.schedule(afterMilliseconds: milliseconds) {  // strong: see EventLoop.schedule on weak captures
+            self.readResumeScheduled = false
+            self.readAvailable()
+        }
+    }
+
+    /// Handles the complete records read so far, until `deadline`; false when it stopped for the
+    /// deadline with frames left (kept for the next slice), true when none are left or it closed.
+    private func deliverRecords(until deadline: UInt64) -> Bool {
         while !isClosed {
-            let record: UnsafeRawBufferPointer?
-            do {
-                record = try opener.nextRecord()
-            } catch {
-                Log.warning("carrier \(label): \(error)", "carrier")
-                close(.recordError("\(error)"))
-                return
+            let record: UnsafeRawBufferPointer
+            if let rest = unfinishedRecord {
+                record = rest
+                unfinishedRecord = nil
+            } else {
+                let next: UnsafeRawBufferPointer?
+                do {
+                    next = try opener.nextRecord()
+                } catch {
+                    Log.warning("carrier \(label): \(error)", "carrier")
+                    close(.recordError("\(error)"))
+                    return true
+                }
+                guard let next else { return true }
+                record = next
+                recordsReceived += 1
             }
-            guard let record else { return }
             do {
-                try session.receive(record: record)
+                let yield = { MonotonicClock.nanoseconds() >= deadline || (self.readDelay?() ?? 0) > 0 }
+                if let stop = try session.receive(record: record, yieldingWhen: yield) {
+                    unfinishedRecord = UnsafeRawBufferPointer(rebasing: record[stop...])
+                    return false
+                }
             } catch {
                 Log.warning("carrier \(label): \(error)", "carrier")
                 session.goAway(.protocolError)
                 flush()
                 close(.protocolError(error))
-                return
+                return true
             }
         }
+        return true
     }
 
     // MARK: MuxSessionDelegate
@@ -152,15 +266,25 @@ public final class Carrier: MuxSessionDelegate {
     /// frames caused, held to go out together, is sent (the relay's `DatagramBatch`).
     public var onRecordsDelivered: (() -> Void)?
 
+    /// Relay side: how many milliseconds this carrier must wait before it reads on — its client opened
+    /// streams faster than its rate (`--max-stream-rate`) — or 0. Asked between slices of frames;
+    /// waiting stops only this carrier, and its peer's sends back up in TCP.
+    public var readDelay: (() -> UInt64)?
+
     public func session(_ session: MuxSession, sealRecord plaintext: UnsafeRawBufferPointer) {
         do {
             try sealer.seal(plaintext, into: outbound)
+            recordsSent += 1
         } catch {
             loop.afterTurn { self.close(.recordError("\(error)")) }
         }
     }
 
     public func queuedBytes(for session: MuxSession) -> Int { outbound.count }
+
+    public func session(_ session: MuxSession, didReceivePong opaque: UInt64) {
+        keepalive.pong(opaque, now: MonotonicClock.nanoseconds())
+    }
 
     public func sessionNeedsFlush(_ session: MuxSession) {
         guard !flushScheduled else { return }
@@ -181,7 +305,9 @@ public final class Carrier: MuxSessionDelegate {
         while writable && !outbound.isEmpty {
             do {
                 switch try socket.write(outbound.readableBytes) {
-                case .done(let n): outbound.consume(n)
+                case .done(let n):
+                    outbound.consume(n)
+                    bytesSent += n
                 case .wouldBlock: writable = false
                 }
             } catch {
@@ -190,23 +316,36 @@ public final class Carrier: MuxSessionDelegate {
             }
         }
         if outbound.count < before { session.carrierDrained() }
+        if readPaused && outbound.count <= session.settings.carrierBudget {
+            readPaused = false
+            readInNextTurn()
+        }
     }
 
     // MARK: liveness
 
-    private func scheduleLiveness() {
-        // Captured strongly (close() cancels the timer): a weak capture would slow every retain of
-        // the carrier, which the session's budget check does per write (EventLoop.schedule).
-        livenessTimer = loop.schedule(afterMilliseconds: Self.pingAfterMilliseconds) {
-            guard !self.isClosed else { return }
-            let idle = self.loop.now - self.lastReceive
-            if idle >= Self.deadAfterMilliseconds {
-                Log.info("carrier \(self.label): \(CarrierEnd.idleTimeout)", "carrier")
-                self.close(.idleTimeout)
-                return
+    /// Pings or closes as the keepalive says, and sets the timer for its next decision. Received
+    /// bytes only move the keepalive's deadline on: the timer then fires early and is set again.
+    private func checkLiveness() {
+        guard !isClosed else { return }
+        let now = MonotonicClock.nanoseconds()
+        switch keepalive.tick(now: now) {
+        case .dead:
+            let settings = keepalive.settings
+            let end: CarrierEnd = if case .probe = settings.mode {
+                .pingTimeout(milliseconds: settings.deadAfterMilliseconds)
+            } else {
+                .idleTimeout(milliseconds: settings.deadAfterMilliseconds)
             }
-            if idle >= Self.pingAfterMilliseconds { self.session.ping(self.loop.now) }
-            self.scheduleLiveness()
+            Log.info("carrier \(label): \(end)", "carrier")
+            close(end)
+        case .carryOn(let ping, let next):
+            if let ping { session.ping(ping) }
+            // Rounded up, so the timer never fires just before its deadline and spins.
+            let wait = next > now ? (next - now + 999_999) / 1_000_000 : 0
+            // Captured strongly (close() cancels the timer): a weak capture would slow every retain of
+            // the carrier, which the session's budget check does per write (EventLoop.schedule).
+            livenessTimer = loop.schedule(afterMilliseconds: wait) { self.checkLiveness() }
         }
     }
 }

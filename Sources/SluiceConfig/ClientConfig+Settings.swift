@@ -9,7 +9,7 @@ extension ClientConfig {
     /// hand would make it loop.
     init(settings: Settings) throws(ConfigError) {
         var warnings: [ConfigWarning] = []
-        let (relay, relayPublicKey, privateKey, psk) = try settings.relayAccess()
+        let (relay, relayPublicKey, privateKey, psk, upstream) = try settings.relayOrUpstream()
         let tun = try settings.interfaceName("tun")
 
         var addresses: [IPPrefix] = []
@@ -70,8 +70,9 @@ extension ClientConfig {
         let udpTimeout = try settings.seconds("udp-timeout", default: Double(UDPDefaults.timeoutSeconds), range: UDPDefaults.timeoutRange)
         let maxUDPMappings = try settings.integer("max-udp-mappings", default: UDPDefaults.maxMappings, range: UDPDefaults.maxMappingsRange)
 
-        for route in routes where route.contains(relay.address) {
-            warnings.append(.relayInsideRoute(relay: relay.address, route: route))
+        let upstreamAddress = relay?.address ?? upstream!.endpoint.address
+        for route in routes where route.contains(upstreamAddress) {
+            warnings.append(.relayInsideRoute(relay: upstreamAddress, route: route))
         }
         for route in routes where !addresses.contains(where: { $0.address.isIPv4 == route.address.isIPv4 }) {
             warnings.append(.routeWithoutAddressFamily(route: route))
@@ -82,11 +83,29 @@ extension ClientConfig {
             }
         }
 
-        self.init(relay: relay, relayPublicKey: relayPublicKey, privateKey: privateKey, psk: psk, tun: tun,
+        self.init(relay: relay, relayPublicKey: relayPublicKey, privateKey: privateKey, psk: psk, upstream: upstream, tun: tun,
                   addresses: addresses, routes: routes, mtu: mtu, carriers: carriers, fwmark: fwmark, table: table,
                   dns: dns, routeAll: routeAll != nil, excludes: excludes, routeLocal: routeLocal != nil,
                   killSwitch: killSwitch, blockIPv6: blockIPv6 != nil, udpTimeout: udpTimeout, maxUDPMappings: maxUDPMappings,
                   logLevel: try settings.logLevel(), warnings: warnings)
+        for raw in settings.all("dns-domain") {
+            guard let domain = DNSName(raw.text), !domain.labels.isEmpty else {
+                throw .invalidValue(raw.origin, value: raw.text,
+                                    expected: raw.text == "." || raw.text.isEmpty
+                                        ? "a domain such as corp.example; leave out --dns-domain to send every name to --dns"
+                                        : "a domain name such as corp.example (ASCII; write internationalised names as xn--)")
+            }
+            if dns.isEmpty { throw .needsCompanion(raw.origin, needs: "--dns") }
+            if !dnsDomains.contains(domain) { dnsDomains.append(domain) }
+        }
+        if let raw = settings.value("resolver") {
+            guard let mode = ResolverMode(rawValue: raw.text) else {
+                throw .invalidValue(raw.origin, value: raw.text, expected: "auto, resolved or file")
+            }
+            resolver = mode
+        }
+        pingInterval = try settings.seconds("ping-interval", default: Self.defaultPingIntervalSeconds, range: Self.pingIntervalRange)
+        pingMisses = try settings.integer("ping-misses", default: Self.defaultPingMisses, range: Self.pingMissesRange)
         for raw in settings.all("app-cgroup") {
             guard let group = Self.cgroupPath(raw.text) else {
                 throw .invalidValue(raw.origin, value: raw.text,

@@ -14,15 +14,24 @@ public struct ClientConfig: Sendable, Equatable {
     public static let defaultTable: UInt32 = 21_324
     /// 0 (unspec) and 253...255 (default, main, local) are the kernel's own tables.
     public static let reservedTables: Set<UInt32> = [0, 253, 254, 255]
+    /// A PING to the relay every 5 s; after 3 unanswered (15 s) the carrier is redialled.
+    public static let defaultPingIntervalSeconds = 5.0
+    /// At most 20 s: the relay closes a carrier that sent it nothing for 30 s.
+    public static let pingIntervalRange = 0.1...20.0
+    public static let defaultPingMisses = 3
+    public static let pingMissesRange = 1...100
 
-    /// The relay's endpoint (`--relay`).
-    public let relay: SocketEndpoint
-    /// The relay's static public key, 32 bytes (`--relay-public-key`).
-    public let relayPublicKey: [UInt8]
-    /// This client's static private key, 32 bytes (`--private-key`).
-    public let privateKey: [UInt8]
+    /// The relay's endpoint (`--relay`); nil with a SOCKS5 `upstream`.
+    public let relay: SocketEndpoint?
+    /// The relay's static public key, 32 bytes (`--relay-public-key`); nil with a SOCKS5 `upstream`.
+    public let relayPublicKey: [UInt8]?
+    /// This client's static private key, 32 bytes (`--private-key`); nil with a SOCKS5 `upstream`.
+    public let privateKey: [UInt8]?
     /// The pre-shared key (`--psk`), or nil for none.
     public let psk: [UInt8]?
+    /// A SOCKS5 server to send the flows to instead of a relay (`--upstream`); exactly one of it
+    /// and `relay` is set.
+    public let upstream: SocksUpstreamURL?
     /// Name of the TUN device (`--tun`), a valid Linux interface name.
     public let tun: String
     /// Addresses of the TUN device with their prefix lengths (`--address`); never empty.
@@ -42,6 +51,11 @@ public struct ClientConfig: Sendable, Equatable {
     public var appCGroups: [String] = []
     /// Resolvers that receive every DNS query of the host (`--dns`); empty: DNS is ordinary traffic.
     public let dns: [IPAddress]
+    /// Split DNS (`--dns-domain`): only names in these domains go to `dns`, the others to the host's
+    /// own resolver. Empty: every name goes to `dns`. Never set without `dns`.
+    public var dnsDomains: [DNSName] = []
+    /// How the host's DNS is pointed at `dns` (`--resolver`).
+    public var resolver: ResolverMode = .auto
     /// Send all of the host's traffic through the tunnel (`--route-all`): default routes in `table`,
     /// the host's resolver pointed at `dns`. Never true without `dns`.
     public let routeAll: Bool
@@ -59,12 +73,17 @@ public struct ClientConfig: Sendable, Equatable {
     public let udpTimeout: Duration
     /// UDP mappings (client source address and port) kept at once (`--max-udp-mappings`).
     public let maxUDPMappings: Int
+    /// Time between the carriers' PINGs to the relay (`--ping-interval`).
+    public var pingInterval: Duration = .milliseconds(Int64(ClientConfig.defaultPingIntervalSeconds * 1000))
+    /// Unanswered PINGs after which a silent carrier is closed and redialled (`--ping-misses`).
+    public var pingMisses = ClientConfig.defaultPingMisses
     /// Canonical `--log-level` name; `SluiceLog.LogLevel(name:)` accepts it.
     public let logLevel: String
     /// Conditions worth a log line; the CLI logs them.
     public let warnings: [ConfigWarning]
 
-    public init(relay: SocketEndpoint, relayPublicKey: [UInt8], privateKey: [UInt8], psk: [UInt8]? = nil, tun: String,
+    public init(relay: SocketEndpoint?, relayPublicKey: [UInt8]?, privateKey: [UInt8]?, psk: [UInt8]? = nil,
+                upstream: SocksUpstreamURL? = nil, tun: String,
                 addresses: [IPPrefix], routes: [IPPrefix], mtu: Int = ClientConfig.defaultMTU,
                 carriers: Int = ClientConfig.defaultCarriers, fwmark: UInt32 = ClientConfig.defaultFwmark,
                 table: UInt32 = ClientConfig.defaultTable, dns: [IPAddress] = [],
@@ -73,7 +92,9 @@ public struct ClientConfig: Sendable, Equatable {
                 udpTimeout: Duration = .seconds(UDPDefaults.timeoutSeconds), maxUDPMappings: Int = UDPDefaults.maxMappings,
                 logLevel: String = "info", warnings: [ConfigWarning] = []) {
         precondition(KeyText.allHaveKeyLength([relayPublicKey, privateKey, psk]), "keys are 32 bytes")
+        precondition((relay == nil) != (upstream == nil), "a relay or a SOCKS5 upstream")
         self.relay = relay
+        self.upstream = upstream
         self.relayPublicKey = relayPublicKey
         self.privateKey = privateKey
         self.psk = psk

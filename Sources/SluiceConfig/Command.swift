@@ -16,6 +16,10 @@ public enum Command: Sendable, Equatable {
     case cgroup(CGroupConfig)
     /// Measure throughput to a relay's built-in bench endpoints.
     case bench(BenchConfig)
+    /// Run the SOCKS5 and HTTP proxy front-end.
+    case socks(ProxyConfig)
+    /// Show running tunnels and relays.
+    case status(StatusConfig)
     /// Print this usage text to standard output and exit 0.
     case help(String)
     /// Print the version and exit 0.

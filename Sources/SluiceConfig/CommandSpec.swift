@@ -34,7 +34,7 @@ struct CommandSpec: Sendable {
     var configFileOwner: CommandSpec { name == "bench" ? .up : self }
 
     /// Every command, in the order `sluice --help` lists them.
-    static let all: [CommandSpec] = [.keygen, .pubkey, .relay, .up, .down, .exec, .cgroup, .bench]
+    static let all: [CommandSpec] = [.keygen, .pubkey, .relay, .up, .down, .status, .exec, .cgroup, .bench, .socks]
 
     static func named(_ name: String) -> CommandSpec? {
         all.first { $0.name == name }

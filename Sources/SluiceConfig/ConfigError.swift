@@ -38,7 +38,7 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     case keyGivenAsFileName(SettingOrigin, path: String)
     /// A key file could not be read; `what` is "private key file" or "pre-shared key file".
     case keyFileUnreadable(what: String, path: String, reason: String)
-    /// A private key or PSK file that group or others may access (`permissions & 0o077 != 0`),
+    /// A private key, PSK or auth file that group or others may access (`permissions & 0o077 != 0`),
     /// refused as ssh refuses such a key; `permissions` are the file's mode bits.
     case keyFileExposed(what: String, path: String, permissions: UInt32)
     /// The config file could not be read.
@@ -63,11 +63,21 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     case dnsInsideExclude(SettingOrigin, value: String, exclude: SettingOrigin, prefix: String)
     /// A setting that only means something together with `needs` (`--route-local` without `--route-all`).
     case needsCompanion(SettingOrigin, needs: String)
+    /// Two settings that exclude each other (`--json` with `--watch`).
+    case conflicting(SettingOrigin, SettingOrigin)
+    /// `sluice up` with neither a relay (`--relay`…) nor a SOCKS5 server (`--upstream`).
+    case missingUpstream(command: String)
+    /// `sluice socks --listen` on an address other than loopback with no `--auth-file`.
+    case openProxy(SettingOrigin, value: String)
+    /// An `--auth-file` line that is not `user:password` (1 to 255 bytes each); `line` nil: no user at all.
+    case badAuthFile(path: String, line: Int?)
+    /// A `--deny-destination` prefix that `other` (an `--allow-destination`) allows as well.
+    case allowedAndDenied(SettingOrigin, value: String, other: SettingOrigin)
 
     public var description: String {
         switch self {
         case .missingCommand:
-            return "sluice needs a command (keygen, pubkey, relay, up or down); run `sluice --help` for the list."
+            return "sluice needs a command (keygen, pubkey, relay, up, down, status…); run `sluice --help` for the list."
         case .unknownCommand(let name, let suggestion):
             return "sluice has no command \"\(name)\"" + ending(suggestion.map { "\"\($0)\"" }, otherwise: "run `sluice --help` for the list")
         case .unknownFlag(let flag, let command, let suggestion):
@@ -129,6 +139,20 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(origin) \(shown(value, origin)) lies inside \(exclude) \(prefix), so DNS would leave outside the tunnel; pick a resolver outside the excluded prefixes."
         case .needsCompanion(let origin, let needs):
             return "\(origin) only applies together with \(needs); add \(needs) or leave it out."
+        case .conflicting(let first, let second):
+            return "\(first) and \(second) cannot be given together; choose one."
+        case .missingUpstream(let command):
+            return "sluice \(command) needs a way out: --relay ENDPOINT with --relay-public-key and --private-key (a Sluice relay), "
+                + "or --upstream socks5://HOST:PORT (a SOCKS5 server); or \"relay\" or \"upstream\" in the --config file."
+        case .badAuthFile(let path, let line?):
+            return "auth file \(path) line \(line) is not user:password (each 1 to 255 bytes; # starts a comment)."
+        case .badAuthFile(let path, nil):
+            return "auth file \(path) holds no user:password line."
+        case .openProxy(let origin, let value):
+            return "\(origin) \(shown(value, origin)) is not a loopback address, and without --auth-file anyone who reaches it could use "
+                + "the relay; add --auth-file FILE (user:password lines) or listen on 127.0.0.1 or [::1]."
+        case .allowedAndDenied(let origin, let value, let other):
+            return "\(origin) \(shown(value, origin)) is allowed by \(other) as well; keep the prefix in one of the two lists."
         }
     }
 

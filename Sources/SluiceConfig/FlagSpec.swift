@@ -79,17 +79,31 @@ struct FlagSpec: Sendable {
         "udp-timeout", "SECONDS", kind: .seconds, presence: .optional(default: String(UDPDefaults.timeoutSeconds)),
         help: "idle time after which a UDP mapping expires")
 
-    /// The four flags by which a client reaches its relay (`up`, `bench`); read by `Settings.relayAccess`.
-    static let relayAccess = [
-        FlagSpec("relay", "ENDPOINT", presence: .required,
-                 help: "relay address and port: 10.10.0.2:7000 or [fd00::2]:7000"),
-        FlagSpec("relay-public-key", "KEY", presence: .required,
-                 help: "the relay's base64 public key"),
-        FlagSpec("private-key", "FILE", kind: .path, presence: .required,
-                 help: "file holding this client's private key, base64"),
-        FlagSpec("psk", "FILE", kind: .path,
-                 help: "file holding a pre-shared key, base64, the same as the relay's"),
+    /// The four flags by which a client reaches its relay (`up`, `bench`, `socks`); read by
+    /// `Settings.relayAccess`.
+    static let relayAccess = relayAccessFlags(required: true)
+
+    /// `up`'s ways out: the relay flags, needed unless `--upstream` names a SOCKS5 server instead
+    /// (`Settings.relayOrUpstream`).
+    static let relayAccessOrUpstream = relayAccessFlags(required: false) + [
+        FlagSpec("upstream", "URL",
+                 help: "a SOCKS5 server to send the flows to instead of a relay: socks5://[USER:PASSWORD@]HOST:PORT"),
     ]
+
+    private static func relayAccessFlags(required: Bool) -> [FlagSpec] {
+        let presence: Presence = required ? .required : .optional(default: nil)
+        let unless = required ? "" : " (unless --upstream)"
+        return [
+            FlagSpec("relay", "ENDPOINT", presence: presence,
+                     help: "relay address and port: 10.10.0.2:7000 or [fd00::2]:7000" + unless),
+            FlagSpec("relay-public-key", "KEY", presence: presence,
+                     help: "the relay's base64 public key" + unless),
+            FlagSpec("private-key", "FILE", kind: .path, presence: presence,
+                     help: "file holding this client's private key, base64" + unless),
+            FlagSpec("psk", "FILE", kind: .path,
+                     help: "file holding a pre-shared key, base64, the same as the relay's"),
+        ]
+    }
 
     static func maxUDPMappings(perClient: Bool) -> FlagSpec {
         FlagSpec("max-udp-mappings", "N", kind: .integer, presence: .optional(default: String(UDPDefaults.maxMappings)),

@@ -8,6 +8,17 @@ public struct RelayConfig: Sendable, Equatable {
     public static let maxStreamsRange = 1...65_536
     public static let defaultHandshakeTimeoutSeconds = 5.0
     public static let handshakeTimeoutRange = 0.1...300.0
+    /// Connections that have not finished their handshake, kept at once; past it the oldest is
+    /// closed. 256 pending handshakes cost about 256 descriptors and 100 KiB.
+    public static let defaultMaxPendingHandshakes = 256
+    public static let maxPendingHandshakesRange = 1...65_536
+    /// Streams one client may open per second. Far above what a host or a small network behind it
+    /// opens, and low enough that a client opening streams to a closed port as fast as it can
+    /// leaves another client's download 71-77 % of its speed; at 10,000/s it left 45-50 %, at
+    /// 20,000/s 42 % (test_floods.py's flood, medians on the 2-vCPU VM). `make bench` raises it to
+    /// measure the relay's own connection rate.
+    public static let defaultMaxStreamRate = 5_000
+    public static let maxStreamRateRange = 1...10_000_000
 
     /// Where to accept carriers (`--listen`), e.g. 0.0.0.0:7000 or [::]:7000.
     public let listen: SocketEndpoint
@@ -29,6 +40,17 @@ public struct RelayConfig: Sendable, Equatable {
     /// Whether clients may reach the built-in bench endpoints (`bench.sluice.invalid`); off with
     /// `--no-bench`.
     public let benchEnabled: Bool
+    /// The control socket's path (`--control`), or nil for the default.
+    public let controlPath: String?
+    /// Destination prefixes opened on top of the built-in policy (`--allow-destination`), host bits
+    /// clear, duplicates removed; none is also in `denyDestinations`.
+    public let allowDestinations: [IPPrefix]
+    /// Destination prefixes refused on top of the built-in policy (`--deny-destination`).
+    public let denyDestinations: [IPPrefix]
+    /// Connections still in their handshake kept at once (`--max-pending-handshakes`).
+    public let maxPendingHandshakes: Int
+    /// Streams and UDP associations one client may open per second (`--max-stream-rate`).
+    public let maxStreamRate: Int
     /// Canonical `--log-level` name; `SluiceLog.LogLevel(name:)` accepts it.
     public let logLevel: String
     /// Conditions worth a log line; the CLI logs them.
@@ -38,7 +60,10 @@ public struct RelayConfig: Sendable, Equatable {
                 maxStreams: Int = RelayConfig.defaultMaxStreams,
                 handshakeTimeout: Duration = .milliseconds(Int64(RelayConfig.defaultHandshakeTimeoutSeconds * 1000)),
                 udpTimeout: Duration = .seconds(UDPDefaults.timeoutSeconds), maxUDPMappings: Int = UDPDefaults.maxMappings,
-                benchEnabled: Bool = true, logLevel: String = "info", warnings: [ConfigWarning] = []) {
+                benchEnabled: Bool = true, allowDestinations: [IPPrefix] = [], denyDestinations: [IPPrefix] = [],
+                maxPendingHandshakes: Int = RelayConfig.defaultMaxPendingHandshakes,
+                maxStreamRate: Int = RelayConfig.defaultMaxStreamRate, controlPath: String? = nil,
+                logLevel: String = "info", warnings: [ConfigWarning] = []) {
         precondition(KeyText.allHaveKeyLength([privateKey, psk] + allowedClients), "keys are 32 bytes")
         self.listen = listen
         self.privateKey = privateKey
@@ -49,6 +74,11 @@ public struct RelayConfig: Sendable, Equatable {
         self.udpTimeout = udpTimeout
         self.maxUDPMappings = maxUDPMappings
         self.benchEnabled = benchEnabled
+        self.controlPath = controlPath
+        self.allowDestinations = allowDestinations
+        self.denyDestinations = denyDestinations
+        self.maxPendingHandshakes = maxPendingHandshakes
+        self.maxStreamRate = maxStreamRate
         self.logLevel = logLevel
         self.warnings = warnings
     }

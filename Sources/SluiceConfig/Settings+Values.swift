@@ -113,6 +113,28 @@ extension Settings {
         return (relay, relayPublicKey, privateKey, psk)
     }
 
+    /// `up`'s way out: the relay and its keys (`relayAccess`), or a SOCKS5 server (`--upstream`) —
+    /// one of the two, never both.
+    func relayOrUpstream() throws(ConfigError)
+        -> (relay: SocketEndpoint?, relayPublicKey: [UInt8]?, privateKey: [UInt8]?, psk: [UInt8]?, upstream: SocksUpstreamURL?) {
+        guard let raw = value("upstream") else {
+            guard value("relay") != nil || value("relay-public-key") != nil || value("private-key") != nil else {
+                throw .missingUpstream(command: command.name)
+            }
+            let (relay, relayPublicKey, privateKey, psk) = try relayAccess()
+            return (relay, relayPublicKey, privateKey, psk, nil)
+        }
+        for flag in ["relay", "relay-public-key", "private-key", "psk"] {
+            if let other = value(flag) { throw .conflicting(other.origin, raw.origin) }
+        }
+        do {
+            return (nil, nil, nil, nil, try SocksUpstreamURL.parse(raw.text))
+        } catch {
+            // The value may hold a password: shown without it.
+            throw .invalidValue(raw.origin, value: SocksUpstreamURL.redacted(raw.text), expected: error.expected)
+        }
+    }
+
     private func keyFile(_ raw: (text: String, origin: SettingOrigin), what: String) throws(ConfigError) -> [UInt8] {
         guard !raw.text.isEmpty else { throw .invalidValue(raw.origin, value: raw.text, expected: "a file name") }
         return try KeyText.read(file: raw.text, what: what)

@@ -45,6 +45,20 @@ enum SmallFile {
             isRegular = info.st_mode & S_IFMT == S_IFREG
         }
 
+        /// Reads to end of file into a growing array; refuses a file longer than `limit` bytes.
+        func readToEnd(limit: Int) throws(Failure) -> [UInt8] {
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { buf in retryingEINTR { Glibc.read(fd, buf.baseAddress, buf.count) } }
+                if n < 0 { throw Failure(reason: errnoText()) }
+                if n == 0 { break }
+                bytes += chunk[0..<n]
+                if bytes.count > limit { throw Failure(reason: "larger than \(limit) bytes, which is too large for this file") }
+            }
+            return bytes
+        }
+
         deinit {
             if owned { close(fd) }
         }
@@ -68,17 +82,7 @@ enum SmallFile {
     /// Reads all of `path`; refuses files longer than `limit` bytes. For files that hold no secret:
     /// the array grows as it reads, leaving earlier copies in freed memory.
     static func read(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
-        let file = try Open(path: path)
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { buf in retryingEINTR { Glibc.read(file.fd, buf.baseAddress, buf.count) } }
-            if n < 0 { throw Failure(reason: errnoText()) }
-            if n == 0 { break }
-            bytes += chunk[0..<n]
-            if bytes.count > limit { throw Failure(reason: "larger than \(limit) bytes, which is too large for this file") }
-        }
-        return bytes
+        try Open(path: path).readToEnd(limit: limit)
     }
 
     private static func retryingEINTR<T: BinaryInteger>(_ call: () -> T) -> T {

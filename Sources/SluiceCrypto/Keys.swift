@@ -1,3 +1,4 @@
+import SluiceBase64
 import CSodium
 
 /// A Curve25519 private key (32 bytes), as WireGuard and Noise's `DH_25519` use it.
@@ -5,7 +6,8 @@ import CSodium
 /// The public key is computed once at construction. The scalar lives in a `SecretBytes` buffer,
 /// wiped when the last copy of the key goes; reach it with `withUnsafeBytes`. Comparison is
 /// constant-time and the description is redacted, so a key that reaches a log line or a test
-/// failure does not leak. Text encoding (base64) lives with the configuration code, not here.
+/// failure does not leak. Reading key files, with their precise messages, lives with the
+/// configuration code; `init(base64:)` serves an embedder that holds the text already.
 public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     /// Curve25519 scalars are 32 bytes (`crypto_scalarmult_SCALARBYTES`).
     public static let byteCount = 32
@@ -100,6 +102,13 @@ public struct PublicKey: Sendable, Hashable {
     public func hash(into hasher: inout Hasher) {
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
+
+    /// The key as an operator writes it (`sluice pubkey` prints it so): base64 of the 32 bytes.
+    public var base64: String { Base64.encode(bytes) }
+
+    /// The first 8 characters of `base64` and an ellipsis: how logs and `sluice status` name a key,
+    /// so it matches the start of what the operator wrote in an allow list.
+    public var shortBase64: String { String(base64.prefix(8)) + "…" }
 }
 
 /// A Noise pre-shared key (32 bytes), mixed in by the `psk` token of IKpsk2.
@@ -131,4 +140,21 @@ public struct PresharedKey: Sendable, Equatable, CustomStringConvertible, Custom
 
     public var description: String { "PresharedKey(redacted)" }
     public var debugDescription: String { description }
+}
+
+extension PrivateKey {
+    /// A key from its base64 text, as `sluice keygen` prints it. The decoded bytes are wiped once
+    /// copied into the key.
+    public init(base64 text: String) throws {
+        var bytes = try Base64.decode(text)
+        defer { Secrets.wipe(&bytes) }
+        try self.init(bytes: bytes)
+    }
+}
+
+extension PublicKey {
+    /// A key from its base64 text, as `sluice pubkey` prints it.
+    public init(base64 text: String) throws {
+        try self.init(bytes: try Base64.decode(text))
+    }
 }

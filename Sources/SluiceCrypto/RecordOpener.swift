@@ -1,3 +1,5 @@
+import SluiceIO
+
 /// Reads one direction's records out of the byte stream a TCP socket delivers in arbitrary pieces
 /// (docs/protocol.md §2; the layout is explained on `RecordFormat`).
 ///

@@ -1,3 +1,5 @@
+import SluiceIO
+
 /// Writes one direction's records (docs/protocol.md §2; the layout is explained on `RecordFormat`).
 ///
 /// One sealer per carrier direction, built from `TransportKeys.sending`, confined to the thread that

@@ -5,7 +5,7 @@
 /// message 1, client → relay, 125 bytes: e (32) | encrypted s (48) | encrypted payload (29 + 16)
 ///            payload: version u8 = 1 | TAI64N timestamp (12) | PSK proof (16)
 /// message 2, relay → client,  64 bytes: e (32) | encrypted payload (16 + 16)
-///            payload: version u8 = 1 | 15 reserved zero bytes
+///            payload: version u8 = 1 | features u32 | 11 reserved zero bytes
 /// ```
 ///
 /// The client side is `SluiceInitiator`, the relay side `SluiceResponder` with a `ReplayGuard`;
@@ -44,9 +44,18 @@ public enum SluiceHandshake {
         }
     }
 
-    /// Message 2's payload: the version, then reserved zero bytes.
-    static func message2Payload() -> [UInt8] {
-        [version] + [UInt8](repeating: 0, count: message2PayloadLength - 1)
+    /// Message 2's payload: the version, the relay's feature bits (big-endian; docs/protocol.md §1.1),
+    /// then reserved zero bytes.
+    static func message2Payload(features: UInt32) -> [UInt8] {
+        [version] + withUnsafeBytes(of: features.bigEndian) { Array($0) }
+            + [UInt8](repeating: 0, count: message2PayloadLength - 5)
+    }
+
+    /// The feature bits of a decrypted message 2 payload: bytes 1 to 4. A relay that predates them
+    /// sends zeros there, which reads as "no features".
+    static func features(ofMessage2Payload payload: [UInt8]) -> UInt32 {
+        guard payload.count >= 5 else { return 0 }
+        return payload[1..<5].reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     /// Checks a message's size before any crypto runs, so garbage costs the relay no DH.

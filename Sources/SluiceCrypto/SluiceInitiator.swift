@@ -40,11 +40,11 @@ public struct SluiceInitiator: Sendable {
         self.timestamp = timestamp
     }
 
-    /// Reads the relay's 64-byte message 2 and returns the transport keys.
+    /// Reads the relay's 64-byte message 2 and returns the transport keys and the relay's features.
     ///
     /// The reserved bytes of the payload are ignored, so that a later version can use them.
     /// - Throws: `badLength`, `decryptFailed` (wrong relay key or PSK, altered bytes), `badVersion`.
-    public func finish(message2: [UInt8]) throws(HandshakeError) -> TransportKeys {
+    public func finish(message2: [UInt8]) throws(HandshakeError) -> SluiceAcceptance {
         try SluiceHandshake.checkLength(message2, expected: SluiceHandshake.message2Length)
         var state = self.state
         let payload: [UInt8]
@@ -56,6 +56,14 @@ public struct SluiceInitiator: Sendable {
             throw HandshakeError(error)
         }
         try SluiceHandshake.checkVersion(payload)
-        return keys
+        return SluiceAcceptance(keys: keys, relayFeatures: SluiceHandshake.features(ofMessage2Payload: payload))
     }
+}
+
+/// What the client gets from an accepted message 2.
+public struct SluiceAcceptance: Sendable {
+    /// The client's record keys: `sending` is `k_c2r`, `receiving` is `k_r2c`.
+    public let keys: TransportKeys
+    /// The feature bits the relay advertised (docs/protocol.md §1.1); 0 from a relay that has none.
+    public let relayFeatures: UInt32
 }

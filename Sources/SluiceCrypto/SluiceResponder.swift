@@ -7,13 +7,17 @@ import CSodium
 public struct SluiceResponder: Sendable {
     private let localStatic: PrivateKey
     private let psk: PresharedKey
+    /// The feature bits message 2 advertises (docs/protocol.md §1.1).
+    public let features: UInt32
 
     /// - Parameters:
     ///   - localStatic: the relay's static key; clients are configured with its public half.
     ///   - psk: the configured pre-shared key; nil means none, i.e. 32 zero bytes.
-    public init(localStatic: PrivateKey, psk: PresharedKey? = nil) {
+    ///   - features: the relay's feature bits, sent in message 2; 0 advertises none.
+    public init(localStatic: PrivateKey, psk: PresharedKey? = nil, features: UInt32 = 0) {
         self.localStatic = localStatic
         self.psk = psk ?? .zero
+        self.features = features
     }
 
     /// The relay's public key, for display.
@@ -65,7 +69,7 @@ public struct SluiceResponder: Sendable {
         let message2: [UInt8]
         let keys: TransportKeys
         do {
-            message2 = try state.writeMessage(payload: SluiceHandshake.message2Payload())
+            message2 = try state.writeMessage(payload: SluiceHandshake.message2Payload(features: features))
             keys = try TransportKeys(state)
         } catch {
             throw HandshakeError(error)

@@ -5,7 +5,9 @@ import SluiceWire
 ///
 /// Output chain, in order (the first match decides):
 /// 1. loopback passes;
-/// 2. carrier sockets pass: marked with the fwmark, to the relay's address and TCP port;
+/// 2. carrier sockets pass: marked with the fwmark, to the relay's address and TCP port (and with
+///    `relayUDP`, a SOCKS5 upstream's, marked UDP to that address on any port: its UDP relay port
+///    comes with each association);
 /// 3. IPv6 neighbour discovery and router solicitation on the link (hop limit 255) pass, so the
 ///    link keeps working (the relay may sit behind an IPv6 router);
 /// 4. with `blockIPv6`: every other IPv6 packet is rejected (ICMPv6 administratively prohibited),
@@ -30,15 +32,18 @@ public struct FirewallRuleset: Hashable, Sendable, CustomStringConvertible {
     public var fwmark: UInt32
     public var killSwitch: Bool
     public var blockIPv6: Bool
+    /// Marked UDP to the relay's address passes too (a SOCKS5 server's UDP associations).
+    public var relayUDP: Bool
 
     public init(tableName: String = FirewallRuleset.defaultTableName, tun: String, relay: SocketEndpoint, fwmark: UInt32,
-                killSwitch: Bool, blockIPv6: Bool) {
+                killSwitch: Bool, blockIPv6: Bool, relayUDP: Bool = false) {
         self.tableName = tableName
         self.tun = tun
         self.relay = relay
         self.fwmark = fwmark
         self.killSwitch = killSwitch
         self.blockIPv6 = blockIPv6
+        self.relayUDP = relayUDP
     }
 
     /// `inet sluice`.
@@ -62,6 +67,7 @@ public struct FirewallRuleset: Hashable, Sendable, CustomStringConvertible {
             "meta mark \(mark) \(relayFamily) daddr \(relay.address) tcp dport \(relay.port) accept",
             "icmpv6 type { nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert } ip6 hoplimit 255 accept",
         ]
+        if relayUDP { output.insert("meta mark \(mark) \(relayFamily) daddr \(relay.address) meta l4proto udp accept", at: 2) }
         if blockIPv6 { output.append("meta nfproto ipv6 counter reject with icmpv6 type admin-prohibited") }
         if killSwitch {
             output += [

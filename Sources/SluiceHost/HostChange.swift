@@ -19,6 +19,9 @@ public enum HostChange: Hashable, Sendable, CustomStringConvertible {
     case cgroupTree(path: String, root: String)
     /// Create the per-application nftables table. Undone by deleting the table.
     case appFirewall(AppRuleset)
+    /// Give the TUN link DNS servers and routing domains in systemd-resolved, over D-Bus. Undone
+    /// with `RevertLink`.
+    case resolvedLink(ResolvedLink)
 
     public var description: String {
         switch self {
@@ -31,6 +34,7 @@ public enum HostChange: Hashable, Sendable, CustomStringConvertible {
         case .resolver(let change): return change.description
         case .cgroupTree(let path, _): return "create cgroup \(path)"
         case .appFirewall(let ruleset): return "add \(ruleset)"
+        case .resolvedLink(let link): return link.description
         }
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import SluiceSystem
 
 /// Everything that can go wrong while Sluice configures the host: the TUN device, rtnetlink
 /// (links, addresses, routes, rules) and socket marks. Each case carries what a person needs to act,
@@ -51,6 +52,12 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
     case cgroup(operation: String, path: String, errno: Int32)
     /// No cgroup v2 file system is mounted (per-application routing needs one).
     case noCGroup2
+    /// A D-Bus step failed: loading libsystemd, connecting to the system bus, or a method call
+    /// (`operation` names it) that the callee refused with the D-Bus error `name` and `message`.
+    case dbus(operation: String, name: String?, message: String)
+    /// `--resolver resolved` was asked for, but systemd-resolved does not run; `detail` says what
+    /// was found.
+    case resolvedNotRunning(detail: String)
 
     /// The errno behind the error, when there is one.
     public var errno: Int32? {
@@ -65,7 +72,7 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
         case .resolver(_, _, let e), .cgroup(_, _, let e):
             return e
         case .invalidInterfaceName, .netlinkReply, .nftables, .resolverChangedMeanwhile, .stateFile, .alreadyUp,
-            .foreignNamespace, .relayUnreachable, .noCGroup2:
+            .foreignNamespace, .relayUnreachable, .noCGroup2, .dbus, .resolvedNotRunning:
             return nil
         }
     }
@@ -75,29 +82,29 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidInterfaceName(let name, let reason):
             return "invalid interface name \"\(name)\": \(reason)"
         case .tunOpen(let device, let e):
-            return "open(/dev/net/tun) for device \(device): \(Errno.describe(e))" + hint(tunOpen: e)
+            return "open(/dev/net/tun) for device \(device): \(SystemError.describe(e))" + hint(tunOpen: e)
         case .tunAttach(let device, let e):
-            return "create TUN device \(device) (TUNSETIFF): \(Errno.describe(e))" + hint(tunAttach: e, device: device)
+            return "create TUN device \(device) (TUNSETIFF): \(SystemError.describe(e))" + hint(tunAttach: e, device: device)
         case .tunExists(let device):
-            return "create TUN device \(device) (TUNSETIFF, exclusive): \(Errno.describe(EBUSY)) — device \(device) exists already;"
+            return "create TUN device \(device) (TUNSETIFF, exclusive): \(SystemError.describe(EBUSY)) — device \(device) exists already;"
                 + " if it was left behind, remove it with `ip link delete \(device)`"
         case .tunControl(let device, let operation, let e):
-            return "\(operation) on TUN device \(device): \(Errno.describe(e))" + Self.privilegeHint(e)
+            return "\(operation) on TUN device \(device): \(SystemError.describe(e))" + Self.privilegeHint(e)
         case .tunIO(let device, let operation, let e):
-            return "\(operation) on TUN device \(device): \(Errno.describe(e))"
+            return "\(operation) on TUN device \(device): \(SystemError.describe(e))"
                 + (e == EIO ? " — the device is down or was deleted" : "")
         case .noSuchInterface(let name):
             return "no network interface named \(name) — check the name with `ip link`"
         case .netlinkSocket(let operation, let e):
-            return "\(operation) (NETLINK_ROUTE socket): \(Errno.describe(e))" + Self.privilegeHint(e)
+            return "\(operation) (NETLINK_ROUTE socket): \(SystemError.describe(e))" + Self.privilegeHint(e)
         case .netlinkRequest(let operation, let e, let kernelMessage):
             let kernel = kernelMessage.map { " — the kernel says: \($0)" } ?? ""
-            return "\(operation): \(Errno.describe(e))\(kernel)" + Self.privilegeHint(e)
+            return "\(operation): \(SystemError.describe(e))\(kernel)" + Self.privilegeHint(e)
         case .netlinkReply(let operation, let problem):
             return "\(operation): \(problem)"
         case .socketMark(let fd, let mark, let e):
             let call = mark.map { "setsockopt(SO_MARK=0x\(String($0, radix: 16)))" } ?? "getsockopt(SO_MARK)"
-            return "\(call) on fd \(fd): \(Errno.describe(e))" + Self.privilegeHint(e)
+            return "\(call) on fd \(fd): \(SystemError.describe(e))" + Self.privilegeHint(e)
         case .nftables(let operation, let message):
             let lower = message.lowercased()
             let hint = lower.contains("not permitted") ? " — run as root or grant CAP_NET_ADMIN"
@@ -107,7 +114,7 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
                 ? " — this kernel may lack nftables (nf_tables, nft_reject_inet, nft_counter); try `modprobe nf_tables`" : ""
             return "\(operation) (nftables): \(message)" + hint
         case .resolver(let operation, let path, let e):
-            return "\(operation) \(path): \(Errno.describe(e))" + (e == EROFS ? " — the file system is read-only" : Self.privilegeHint(e))
+            return "\(operation) \(path): \(SystemError.describe(e))" + (e == EROFS ? " — the file system is read-only" : Self.privilegeHint(e))
         case .resolverChangedMeanwhile(let path, let backup):
             return "\(path) was changed by something else while the tunnel was up, so Sluice leaves it as it is; the original is in \(backup)"
         case .stateFile(let path, let problem):
@@ -119,9 +126,22 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
         case .relayUnreachable(let relay, let detail):
             return "--route-all: the relay \(relay) has no route outside the tunnel (\(detail)); the host's own routes must reach the relay"
         case .cgroup(let operation, let path, let e):
-            return "cgroup: \(operation) \(path): \(Errno.describe(e))" + Self.privilegeHint(e)
+            return "cgroup: \(operation) \(path): \(SystemError.describe(e))" + Self.privilegeHint(e)
         case .noCGroup2:
             return "no cgroup v2 file system is mounted (none in /proc/self/mountinfo); per-application routing needs cgroup v2 — mount it with `mount -t cgroup2 none /sys/fs/cgroup`"
+        case .dbus(let operation, let name, let message):
+            let hint: String
+            switch name {
+            case "org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired":
+                hint = " — run as root or grant CAP_NET_ADMIN"
+            case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
+                hint = " — systemd-resolved is not running; start it, or use --resolver file"
+            default:
+                hint = ""
+            }
+            return "D-Bus: \(operation): \(message)" + (name.map { " (\($0))" } ?? "") + hint
+        case .resolvedNotRunning(let detail):
+            return "--resolver resolved: systemd-resolved is not running (\(detail)); start it, or use --resolver file or auto"
         }
     }
 

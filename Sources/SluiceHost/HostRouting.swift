@@ -4,7 +4,7 @@ import SluiceWire
 
 /// A transaction over the host's network configuration: installs a list of `HostChange`s in order
 /// (link, addresses, routes and rules through rtnetlink; Sluice's nftables table through
-/// libnftables; the resolver file), remembers each step that took effect (`HostStep`), and `undo()`
+/// libnftables; the resolver file; the TUN link's DNS in systemd-resolved over D-Bus), remembers each step that took effect (`HostStep`), and `undo()`
 /// reverts exactly those, newest first.
 ///
 /// What it did not do it never reverts: a link that was already up stays up, an MTU that already
@@ -18,7 +18,7 @@ import SluiceWire
 /// that marked carrier sockets keep using the main table and never loop into the TUN.
 ///
 /// Rules, throw routes, the nftables table and the resolver change outlive the process (routes
-/// through the TUN vanish with it). A `journal` hears of every step as it is installed or undone;
+/// through the TUN, and resolved's settings of the TUN link, vanish with it). A `journal` hears of every step as it is installed or undone;
 /// `sluice up` keeps them in its state file (`HostState`), and after a crash `init(resuming:)` plus
 /// `undo()` remove exactly those.
 /// Thread rule: use from one thread (control path), like the `NetlinkSocket` it holds.
@@ -161,27 +161,30 @@ public final class HostRouting {
         return plan
     }
 
-    /// The changes that send every DNS query of the host (UDP and TCP to port 53, to any address)
-    /// into the TUN, where `--dns` hands it to the configured resolvers: default routes through the
-    /// TUN in `dnsTable`, and per family the rules, in order,
-    /// `fwmark M lookup main` (carrier sockets never enter the tunnel),
-    /// `ipproto udp dport 53 lookup dnsTable` and `ipproto tcp dport 53 lookup dnsTable`,
-    /// just ahead of `rulePriority`. Loopback resolvers (127.0.0.53) stay local: the kernel's
-    /// local table is looked up before any of these.
+    /// The changes that send the host's DNS queries (UDP and TCP to port 53, to any address) into the
+    /// TUN, where `--dns` hands them to the configured resolvers: default routes through the TUN in
+    /// `dnsTable`, and per family the rules, in order, `fwmark M lookup main` (carrier sockets never
+    /// enter the tunnel; left out with `markRule: false` when `--route-all` has it already),
+    /// `ipproto udp dport 53 lookup dnsTable` and (unless `tcp` is false) `ipproto tcp dport 53
+    /// lookup dnsTable`, just ahead of `rulePriority`. Loopback resolvers (127.0.0.53) stay local:
+    /// the kernel's local table is looked up before any of these.
+    ///
+    /// Split DNS over the resolver file captures UDP only, at P-2 (before `--route-all`'s
+    /// `suppress_prefixlength` rule, so a resolver on the local network is captured too).
     public static func dnsCapturePlan(
-        interface: String, dnsTable: UInt32, fwmark: UInt32 = defaultFwmark, rulePriority: UInt32 = defaultRulePriority
+        interface: String, dnsTable: UInt32, fwmark: UInt32 = defaultFwmark, rulePriority: UInt32 = defaultRulePriority,
+        tcp: Bool = true, markRule: Bool = true
     ) -> [HostChange] {
         var plan: [HostChange] = []
         for family in [PolicyRule.Family.ipv4, .ipv6] {
             let any = IPPrefix(family == .ipv4 ? "0.0.0.0/0" : "::/0")!
             plan.append(.route(Route(any, dev: interface, table: dnsTable)))
-            plan.append(.rule(PolicyRule(family: family, priority: rulePriority - 3, table: mainTable, fwmark: fwmark)))
+            if markRule { plan.append(.rule(PolicyRule(family: family, priority: rulePriority - 3, table: mainTable, fwmark: fwmark))) }
             plan.append(.rule(PolicyRule(family: family, priority: rulePriority - 2, table: dnsTable, ipProtocol: 17, destinationPort: 53)))
-            plan.append(.rule(PolicyRule(family: family, priority: rulePriority - 1, table: dnsTable, ipProtocol: 6, destinationPort: 53)))
+            if tcp { plan.append(.rule(PolicyRule(family: family, priority: rulePriority - 1, table: dnsTable, ipProtocol: 6, destinationPort: 53))) }
         }
         return plan
     }
-
 
     /// Applies one change; `nil` when there was nothing to do (so nothing to undo).
     private func apply(_ change: HostChange) throws(HostError) -> HostStep? {
@@ -215,6 +218,8 @@ public final class HostRouting {
         case .appFirewall(let ruleset):
             try firewall().run(ruleset.text, operation: "add \(ruleset)")
             return .firewall(table: ruleset.table)
+        case .resolvedLink(let link):
+            return .resolvedLink(interface: link.interface, index: try ResolvedClient.apply(link, netlink: netlink))
         }
     }
 
@@ -233,6 +238,7 @@ public final class HostRouting {
             }
             try nft.run(FirewallRuleset.deleteText(table: table), operation: "delete nftables table \(table)")
         case .resolver(let backup): try ResolverFile.restore(backup)
+        case .resolvedLink(let interface, let index): try ResolvedClient.revert(interface: interface, index: index, netlink: netlink)
         case .cgroupTree(let path, let root):
             try CGroupTree.removeTree(path, movingTo: root)
             // The parent `sluice` directory too, once no other tunnel uses it.
@@ -256,6 +262,7 @@ public final class HostRouting {
         case .noSuchInterface: return true
         case .netlinkRequest(_, let e, _): return e == ESRCH || e == ENOENT || e == EADDRNOTAVAIL || e == ENODEV
         case .nftables(_, let message): return message == "no such table"
+        case .dbus(_, let name, _): return name == ResolvedLink.noSuchLinkError
         default: return false
         }
     }

@@ -1,4 +1,5 @@
 import Glibc
+import SluiceSystem
 import SluiceJSON
 import SluiceLog
 
@@ -10,7 +11,7 @@ import SluiceLog
 ///
 /// `/run` is a tmpfs: after a reboot the record is gone, and so is everything it could describe.
 public struct HostState: Codable, Equatable, Sendable {
-    public static let directory = "/run/sluice"
+    public static let directory = RuntimeDirectory.path
     public static let currentVersion = 1
 
     public var version: Int
@@ -94,7 +95,7 @@ public struct HostState: Codable, Equatable, Sendable {
     public func save(to path: String) throws(HostError) {
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
         if !directory.isEmpty, mkdir(directory, 0o700) != 0, errno != EEXIST {
-            throw .stateFile(path: path, problem: "cannot create \(directory): \(Errno.describe(errno))")
+            throw .stateFile(path: path, problem: "cannot create \(directory): \(SystemError.describe(errno))")
         }
         let temporary = path + ".new"
         do throws(HostError) {
@@ -106,7 +107,7 @@ public struct HostState: Codable, Equatable, Sendable {
         guard rename(temporary, path) == 0 else {
             let e = errno
             unlink(temporary)
-            throw .stateFile(path: path, problem: "cannot be written: \(Errno.describe(e))")
+            throw .stateFile(path: path, problem: "cannot be written: \(SystemError.describe(e))")
         }
     }
 

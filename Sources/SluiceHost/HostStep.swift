@@ -17,6 +17,9 @@ public enum HostStep: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The cgroup directory was created (with missing parents below `root`); undone by moving its
     /// processes to `root` and removing it with its subgroups.
     case cgroupTree(path: String, root: String)
+    /// systemd-resolved was given DNS settings for the link `interface`, whose index was `index`;
+    /// undone with `RevertLink` while that index still names that interface.
+    case resolvedLink(interface: String, index: Int32)
 
     /// The change this step made.
     public var description: String {
@@ -29,6 +32,7 @@ public enum HostStep: Hashable, Sendable, Codable, CustomStringConvertible {
         case .firewall(let table): return "add nftables table \(table)"
         case .resolver(let backup): return "replace \(backup.path)"
         case .cgroupTree(let path, _): return "create cgroup \(path)"
+        case .resolvedLink(let interface, let index): return "set DNS of link \(interface) (index \(index)) in systemd-resolved"
         }
     }
 }

@@ -1,4 +1,4 @@
-import CSluiceShims
+import CSluiceHostShims
 import Glibc
 
 /// What the kernel reports about one network interface (`RTM_NEWLINK`).

@@ -1,4 +1,4 @@
-import CSluiceShims
+import CSluiceHostShims
 
 /// One netlink message, built to be sent or parsed from a reply: the `nlmsghdr` fields plus the
 /// payload, which is a family header (`ifinfomsg`, `ifaddrmsg`, `rtmsg`, `fib_rule_hdr`...)

@@ -1,5 +1,6 @@
-import CSluiceShims
+import CSluiceHostShims
 import Glibc
+import SluiceSystem
 
 /// A `NETLINK_ROUTE` socket: the kernel's interface for links, addresses, routes and policy rules
 /// (what `ip link/addr/route/rule` speak). Each request carries a fresh sequence number and asks
@@ -19,7 +20,7 @@ public final class NetlinkSocket {
     /// ACKs (errors do not echo the whole request back).
     public init() throws(HostError) {
         do {
-            fd = try syscall { socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), NETLINK_ROUTE) }
+            fd = try syscall("socket(NETLINK_ROUTE)") { socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), NETLINK_ROUTE) }
         } catch {
             throw .netlinkSocket(operation: "socket(AF_NETLINK)", errno: error.code)
         }
@@ -49,7 +50,7 @@ public final class NetlinkSocket {
 
     private func call(_ operation: String, _ body: () -> Int32) throws(HostError) {
         do {
-            _ = try syscall(body)
+            _ = try syscall(operation, body)
         } catch {
             throw .netlinkSocket(operation: operation, errno: error.code)
         }
@@ -118,7 +119,7 @@ public final class NetlinkSocket {
         kernel.nl_family = sa_family_t(AF_NETLINK)
         let sent: Int
         do {
-            sent = try syscall {
+            sent = try syscall("send") {
                 withUnsafePointer(to: &kernel) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                         sendto(fd, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_nl>.size))
@@ -140,7 +141,7 @@ public final class NetlinkSocket {
             let size: Int
             do {
                 // MSG_PEEK | MSG_TRUNC reports the datagram's real size, so a large dump part fits.
-                size = try syscall { recv(fd, nil, 0, Int32(MSG_PEEK | MSG_TRUNC)) }
+                size = try syscall("recv") { recv(fd, nil, 0, Int32(MSG_PEEK | MSG_TRUNC)) }
             } catch {
                 throw receiveError(error, operation: operation)
             }
@@ -149,7 +150,7 @@ public final class NetlinkSocket {
             var fromLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
             let count: Int
             do {
-                count = try syscall {
+                count = try syscall("recv") {
                     buffer.withUnsafeMutableBytes { raw in
                         withUnsafeMutablePointer(to: &from) {
                             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -169,7 +170,7 @@ public final class NetlinkSocket {
         }
     }
 
-    private func receiveError(_ error: Errno, operation: String) -> HostError {
+    private func receiveError(_ error: SystemError, operation: String) -> HostError {
         if error.code == EAGAIN {
             return .netlinkReply(operation: operation, problem: "no answer from the kernel within \(Self.replyTimeoutSeconds) seconds")
         }

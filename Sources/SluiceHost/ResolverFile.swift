@@ -1,4 +1,5 @@
 import Glibc
+import SluiceSystem
 import SluiceWire
 
 /// Points the host's resolver configuration (`/etc/resolv.conf`) at Sluice's resolvers while the
@@ -37,6 +38,15 @@ public struct ResolverChange: Hashable, Sendable, CustomStringConvertible {
         text += "# The original comes back when the tunnel goes down (or with `sluice down`).\n"
         for server in nameservers.prefix(Self.maxNameservers) { text += "nameserver \(server)\n" }
         return text
+    }
+
+    /// The `nameserver` addresses the resolver file at `path` names now; empty when it cannot be read.
+    public static func nameservers(inFileAt path: String = defaultPath) -> [IPAddress] {
+        guard let bytes = try? FileIO.read(path) else { return [] }
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { line in
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            return words.count >= 2 && words[0] == "nameserver" ? IPAddress(String(words[1])) : nil
+        }
     }
 
     public var description: String {
@@ -141,7 +151,7 @@ enum FileIO {
         while true {
             let n: Int
             do {
-                n = try syscall { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+                n = try syscall("read") { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
             } catch {
                 throw .resolver(operation: "read", path: path, errno: error.code)
             }
@@ -159,7 +169,7 @@ enum FileIO {
         var offset = 0
         while offset < bytes.count {
             do {
-                offset += try syscall { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) } }
+                offset += try syscall("write") { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) } }
             } catch {
                 throw .resolver(operation: "write", path: path, errno: error.code)
             }

@@ -1,4 +1,4 @@
-import CSluiceShims
+import CSluiceHostShims
 import Glibc
 import SluiceWire
 
@@ -155,6 +155,25 @@ public struct RouteLookup: Equatable, Sendable {
     public var gateway: IPAddress?
     /// The table the answer came from.
     public var table: UInt32
+    /// The source address the kernel picks for a socket that does not bind one (`src` in `ip route
+    /// get`): what a carrier connected now would use.
+    public var source: IPAddress? = nil
+
+    public init(interface: String?, gateway: IPAddress?, table: UInt32, source: IPAddress? = nil) {
+        self.interface = interface
+        self.gateway = gateway
+        self.table = table
+        self.source = source
+    }
+
+    /// `dev eth0 via 192.0.2.1 src 192.0.2.7`, the parts known.
+    public var pathDescription: String {
+        var parts: [String] = []
+        if let interface { parts.append("dev \(interface)") }
+        if let gateway { parts.append("via \(gateway)") }
+        if let source { parts.append("src \(source)") }
+        return parts.joined(separator: " ")
+    }
 }
 
 extension NetlinkSocket {
@@ -179,6 +198,7 @@ extension NetlinkSocket {
         return RouteLookup(
             interface: attributes.uint32(RTA_OIF.rawValue).flatMap { Self.interfaceName(Int32(bitPattern: $0)) },
             gateway: attributes[RTA_GATEWAY.rawValue].flatMap { $0.count == 4 || $0.count == 16 ? IPAddress(bytes: $0) : nil },
-            table: attributes.uint32(RTA_TABLE.rawValue) ?? UInt32(header.rtm_table))
+            table: attributes.uint32(RTA_TABLE.rawValue) ?? UInt32(header.rtm_table),
+            source: attributes[RTA_PREFSRC.rawValue].flatMap { $0.count == 4 || $0.count == 16 ? IPAddress(bytes: $0) : nil })
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import SluiceSystem
 
 /// The firewall mark on a socket (`SO_MARK`): every packet it sends carries the mark, which policy
 /// rules and nftables can match. Sluice marks its carrier sockets so the rule
@@ -8,7 +9,7 @@ public enum SocketMark {
     public static func set(_ mark: UInt32, on fd: Int32) throws(HostError) {
         var value = mark
         do {
-            _ = try syscall { setsockopt(fd, SOL_SOCKET, SO_MARK, &value, socklen_t(MemoryLayout<UInt32>.size)) }
+            _ = try syscall("setsockopt(SO_MARK)") { setsockopt(fd, SOL_SOCKET, SO_MARK, &value, socklen_t(MemoryLayout<UInt32>.size)) }
         } catch {
             throw .socketMark(fd: fd, mark: mark, errno: error.code)
         }
@@ -19,7 +20,7 @@ public enum SocketMark {
         var value: UInt32 = 0
         var length = socklen_t(MemoryLayout<UInt32>.size)
         do {
-            _ = try syscall { getsockopt(fd, SOL_SOCKET, SO_MARK, &value, &length) }
+            _ = try syscall("getsockopt(SO_MARK)") { getsockopt(fd, SOL_SOCKET, SO_MARK, &value, &length) }
         } catch {
             throw .socketMark(fd: fd, mark: nil, errno: error.code)
         }

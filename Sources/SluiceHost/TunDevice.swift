@@ -1,5 +1,6 @@
-import CSluiceShims
+import CSluiceHostShims
 import Glibc
+import SluiceSystem
 
 /// A Linux TUN interface: layer-3 packets, no packet-information prefix (`IFF_TUN | IFF_NO_PI`),
 /// optionally with a `virtio_net_hdr` in front of every packet (`IFF_VNET_HDR`).
@@ -27,14 +28,6 @@ public final class TunDevice: Sendable {
         }
     }
 
-    /// What one `read` or `write` did.
-    public enum IOResult: Equatable, Sendable {
-        /// This many bytes were transferred: one whole packet.
-        case transferred(Int)
-        /// Nothing to read, or no room to write, right now (`EAGAIN`); wait for readiness on `fd`.
-        case wouldBlock
-    }
-
     /// The open `/dev/net/tun` descriptor, for epoll.
     public let fd: Int32
     /// The interface name the kernel gave (the requested one, or `tun0`-style if none was asked for
@@ -52,7 +45,7 @@ public final class TunDevice: Sendable {
 
         let fd: Int32
         do {
-            fd = try syscall { open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC) }
+            fd = try syscall("open") { open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC) }
         } catch {
             throw .tunOpen(device: shown, errno: error.code)
         }
@@ -62,7 +55,7 @@ public final class TunDevice: Sendable {
         if options.exclusive { flags |= IFF_TUN_EXCL }
         var actual = [CChar](repeating: 0, count: Int(IF_NAMESIZE))
         do {
-            _ = try syscall { sluice_tun_attach(fd, requested, Int32(flags), &actual) }
+            _ = try syscall("TUNSETIFF") { sluice_tun_attach(fd, requested, Int32(flags), &actual) }
         } catch {
             Glibc.close(fd)
             if error.code == EBUSY, options.exclusive, let requested, if_nametoindex(requested) != 0 {
@@ -74,7 +67,7 @@ public final class TunDevice: Sendable {
 
         if !options.vnetHeader {
             do {
-                _ = try syscall { sluice_tun_set_offload(fd, 0) }
+                _ = try syscall("TUNSETOFFLOAD") { sluice_tun_set_offload(fd, 0) }
             } catch {
                 Glibc.close(fd)
                 throw .tunControl(device: name, operation: "clear offloads (TUNSETOFFLOAD 0)", errno: error.code)
@@ -91,24 +84,18 @@ public final class TunDevice: Sendable {
 
     /// Reads one packet into `buffer` (with its vnet header, when opened with one). A packet longer
     /// than the buffer is truncated by the kernel, so size the buffer for the MTU plus headers.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(HostError) -> IOResult {
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(HostError) -> IOResult<Int> {
         do {
-            switch try syscallNonBlocking({ Glibc.read(fd, buffer.baseAddress, buffer.count) }) {
-            case .done(let n): return .transferred(n)
-            case .wouldBlock: return .wouldBlock
-            }
+            return try syscallRetrying("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
         } catch {
             throw .tunIO(device: name, operation: "read", errno: error.code)
         }
     }
 
     /// Writes one whole packet (with its vnet header, when opened with one).
-    public func write(_ packet: UnsafeRawBufferPointer) throws(HostError) -> IOResult {
+    public func write(_ packet: UnsafeRawBufferPointer) throws(HostError) -> IOResult<Int> {
         do {
-            switch try syscallNonBlocking({ Glibc.write(fd, packet.baseAddress, packet.count) }) {
-            case .done(let n): return .transferred(n)
-            case .wouldBlock: return .wouldBlock
-            }
+            return try syscallRetrying("write") { Glibc.write(fd, packet.baseAddress, packet.count) }
         } catch {
             throw .tunIO(device: name, operation: "write", errno: error.code)
         }
@@ -118,7 +105,7 @@ public final class TunDevice: Sendable {
     /// `TUN_F_CSUM | TUN_F_TSO4`). Only meaningful with `Options.vnetHeader`.
     public func setOffloads(_ flags: UInt32) throws(HostError) {
         do {
-            _ = try syscall { sluice_tun_set_offload(fd, flags) }
+            _ = try syscall("TUNSETOFFLOAD") { sluice_tun_set_offload(fd, flags) }
         } catch {
             throw .tunControl(device: name, operation: "set offloads 0x\(String(flags, radix: 16)) (TUNSETOFFLOAD)", errno: error.code)
         }
@@ -128,7 +115,7 @@ public final class TunDevice: Sendable {
     /// A persistent device must be removed with `NetlinkSocket.deleteLink(named:)`.
     public func setPersistent(_ persistent: Bool) throws(HostError) {
         do {
-            _ = try syscall { sluice_tun_set_persist(fd, persistent ? 1 : 0) }
+            _ = try syscall("TUNSETPERSIST") { sluice_tun_set_persist(fd, persistent ? 1 : 0) }
         } catch {
             throw .tunControl(device: name, operation: "TUNSETPERSIST \(persistent ? 1 : 0)", errno: error.code)
         }

@@ -28,7 +28,7 @@ public final class EventLoop {
     public let handle: LoopHandle
     private var handlers: [Int32: Handler] = [:]
     private var timers = TimerQueue()
-    private var endOfTurn: [() -> Void] = []
+    private var endOfTurn: [(hook: EndOfTurnHook, action: () -> Void)] = []
     private var afterTurnOnce: [() -> Void] = []
     private var running = false
     /// Extra bound on the sleep, in milliseconds (lwIP's `sys_timeouts_sleeptime`); nil = none.
@@ -58,13 +58,6 @@ public final class EventLoop {
         handlers[fd] = handler
     }
 
-    /// Changes the events watched on a registered fd.
-    public func modify(fd: Int32, events: IOEvents) throws(SystemError) {
-        guard sluice_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events.rawValue, UInt64(UInt32(bitPattern: fd))) == 0 else {
-            throw SystemError("epoll_ctl(mod fd \(fd))")
-        }
-    }
-
     /// Stops watching `fd` (call before closing it). Its handler is released.
     public func deregister(fd: Int32) {
         _ = sluice_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0, 0)
@@ -89,9 +82,20 @@ public final class EventLoop {
         timers.schedule(deadline: now &+ milliseconds, action)
     }
 
-    /// Runs `hook` at the end of every loop turn, after all events of the turn: where batched output
-    /// (lwIP's `tcp_output`, carrier records) is flushed.
-    public func addEndOfTurnHook(_ hook: @escaping () -> Void) { endOfTurn.append(hook) }
+    /// Runs `action` at the end of every loop turn, after all events of the turn: where batched
+    /// output (lwIP's `tcp_output`, packets toward the applications) is flushed. Returns the hook,
+    /// for `removeEndOfTurnHook` once its owner stops.
+    @discardableResult
+    public func addEndOfTurnHook(_ action: @escaping () -> Void) -> EndOfTurnHook {
+        let hook = EndOfTurnHook()
+        endOfTurn.append((hook, action))
+        return hook
+    }
+
+    /// Stops running a hook `addEndOfTurnHook` added.
+    public func removeEndOfTurnHook(_ hook: EndOfTurnHook) {
+        endOfTurn.removeAll { $0.hook === hook }
+    }
 
     /// Runs `action` once at the end of the current turn (before the persistent hooks).
     public func afterTurn(_ action: @escaping () -> Void) { afterTurnOnce.append(action) }
@@ -121,7 +125,7 @@ public final class EventLoop {
                 afterTurnOnce.removeAll(keepingCapacity: true)
                 for action in actions { action() }
             }
-            for hook in endOfTurn { hook() }
+            for entry in endOfTurn { entry.action() }
         }
     }
 
@@ -139,4 +143,9 @@ public final class EventLoop {
         if let bound = sleepBound?() { timeout = min(timeout, UInt64(bound)) }
         return Int32(timeout)
     }
+}
+
+/// A hook `EventLoop.addEndOfTurnHook` runs every turn; its identity removes it again.
+public final class EndOfTurnHook {
+    init() {}
 }

@@ -9,6 +9,10 @@ public enum DatagramErrorCode: UInt8, Hashable, Sendable, CaseIterable, CustomSt
     case unreachable = 2
     /// 3: the datagram was larger than the path MTU; the frame's `mtu` says how large it may be.
     case tooBig = 3
+    /// 4: the relay's destination policy forbids the destination. Sent only on a carrier where the
+    /// feature `policyRefusals` is in effect (docs/protocol.md §1.1); otherwise the relay says
+    /// `unreachable`. The client answers with ICMP "communication administratively prohibited".
+    case forbidden = 4
 
     /// A sentence for logs.
     public var description: String {
@@ -16,6 +20,7 @@ public enum DatagramErrorCode: UInt8, Hashable, Sendable, CaseIterable, CustomSt
         case .portUnreachable: return "port unreachable: nothing listens there"
         case .unreachable: return "host or network unreachable"
         case .tooBig: return "datagram too big for the path"
+        case .forbidden: return "the relay's destination policy forbids this destination"
         }
     }
 }

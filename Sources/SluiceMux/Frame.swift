@@ -26,6 +26,9 @@ public enum Frame: Hashable, Sendable {
     /// Relay → client: a datagram of the UDP association `stream` to `endpoint` failed (§6). `mtu`
     /// is the path MTU for `.tooBig` and 0 otherwise.
     case datagramError(stream: UInt32, code: DatagramErrorCode, mtu: UInt16, endpoint: SocketEndpoint)
+    /// Client → relay, the carrier's first frame when the relay advertised features in handshake
+    /// message 2: the client's feature bits (docs/protocol.md §1.1).
+    case hello(CarrierFeatures)
 
     /// The frame header's length: type, stream, length.
     public static let headerLength = 7
@@ -45,6 +48,7 @@ public enum Frame: Hashable, Sendable {
         case .pong: return .pong
         case .goAway: return .goAway
         case .datagramError: return .datagramError
+        case .hello: return .hello
         }
     }
 
@@ -54,7 +58,7 @@ public enum Frame: Hashable, Sendable {
         case .open(let s, _, _, _), .openOK(let s, _), .credit(let s, _), .fin(let s), .reset(let s, _, _),
             .datagramError(let s, _, _, _):
             return s
-        case .ping, .pong, .goAway:
+        case .ping, .pong, .goAway, .hello:
             return 0
         }
     }
@@ -63,7 +67,7 @@ public enum Frame: Hashable, Sendable {
     public var payloadLength: Int {
         switch self {
         case .open(_, _, _, let destination): return 4 + 1 + destination.encodedLength
-        case .openOK, .credit: return 4
+        case .openOK, .credit, .hello: return 4
         case .fin: return 0
         case .reset(_, _, let message): return 1 + Frame.resetMessageLength(message)
         case .ping, .pong: return 8

@@ -83,6 +83,9 @@ public struct FrameDecoder {
             frame = try Self.decodeDatagram(stream: stream, payload)
         case .datagramError:
             frame = .control(try Self.decodeDatagramError(stream: stream, payload))
+        case .hello:
+            guard length == 4 else { throw .badLength(type, length) }
+            frame = .control(.hello(CarrierFeatures(rawValue: payload.readU32(at: 0))))
         }
         offset = start + length
         return frame
@@ -114,7 +117,7 @@ public struct FrameDecoder {
         return .datagram(stream: stream, more: more, endpoint: endpoint, payload: UnsafeRawBufferPointer(rebasing: payload[at...]))
     }
 
-    /// `code` u8 (1...3), `mtu` u16, then an endpoint that must end exactly where the frame does.
+    /// `code` u8 (1...4), `mtu` u16, then an endpoint that must end exactly where the frame does.
     private static func decodeDatagramError(stream: UInt32, _ payload: UnsafeRawBufferPointer) throws(FrameError) -> Frame {
         guard payload.count >= 3 + 1 else { throw .badLength(.datagramError, payload.count) }
         guard let code = DatagramErrorCode(rawValue: payload[0]) else { throw .badDatagramErrorCode(payload[0]) }

@@ -77,6 +77,8 @@ public struct FrameEncoder {
             buffer.writeU64(opaque, at: at)
         case .goAway(let reason):
             buffer[at] = reason.rawValue
+        case .hello(let features):
+            buffer.writeU32(features.rawValue, at: at)
         case .datagramError(_, let code, let mtu, let endpoint):
             buffer[at] = code.rawValue
             buffer.writeU16(mtu, at: at + 1)

@@ -18,11 +18,12 @@ public enum FrameError: Error, Hashable, Sendable, CustomStringConvertible {
     case badDomain
     /// A RESET or GO_AWAY reason this version does not know.
     case badReason(UInt8)
-    /// A carrier frame (PING, PONG, GO_AWAY) on a stream other than 0, or a stream frame on stream 0.
+    /// A carrier frame (PING, PONG, GO_AWAY, HELLO) on a stream other than 0, or a stream frame on stream 0.
     case badStream(FrameType, UInt32)
     /// A DATAGRAM whose flags set a bit other than MORE (bit 0) and ENDPOINT (bit 1).
     case badDatagramFlags(UInt8)
-    /// A DATAGRAM_ERROR code other than 1 (port unreachable), 2 (unreachable) or 3 (too big).
+    /// A DATAGRAM_ERROR code other than 1 (port unreachable), 2 (unreachable), 3 (too big) or 4
+    /// (forbidden).
     case badDatagramErrorCode(UInt8)
 
     public var description: String {
@@ -45,7 +46,7 @@ public enum FrameError: Error, Hashable, Sendable, CustomStringConvertible {
         case .badDatagramFlags(let flags):
             return "DATAGRAM with flags \(flags): only bits 0 (MORE) and 1 (ENDPOINT) are defined"
         case .badDatagramErrorCode(let code):
-            return "DATAGRAM_ERROR with unknown code \(code): expected 1, 2 or 3"
+            return "DATAGRAM_ERROR with unknown code \(code): expected 1, 2, 3 or 4"
         }
     }
 }

@@ -11,11 +11,12 @@ public enum FrameType: UInt8, Hashable, Sendable, CaseIterable, CustomStringConv
     case goAway = 0x09
     case datagram = 0x0A
     case datagramError = 0x0B
+    case hello = 0x0C
 
-    /// PING, PONG and GO_AWAY concern the carrier and travel on stream 0; all others on a stream.
+    /// PING, PONG, GO_AWAY and HELLO concern the carrier and travel on stream 0; all others on a stream.
     public var isCarrierFrame: Bool {
         switch self {
-        case .ping, .pong, .goAway: return true
+        case .ping, .pong, .goAway, .hello: return true
         default: return false
         }
     }
@@ -34,6 +35,7 @@ public enum FrameType: UInt8, Hashable, Sendable, CaseIterable, CustomStringConv
         case .goAway: return "GO_AWAY"
         case .datagram: return "DATAGRAM"
         case .datagramError: return "DATAGRAM_ERROR"
+        case .hello: return "HELLO"
         }
     }
 }

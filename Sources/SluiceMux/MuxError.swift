@@ -10,6 +10,8 @@ public enum MuxError: Error, CustomStringConvertible, Sendable {
     case unexpectedOpen(UInt32)
     /// The peer sent GO_AWAY.
     case peerWentAway(ResetReason)
+    /// A HELLO frame the feature negotiation does not allow (docs/protocol.md §1.1).
+    case unexpectedHello(HelloProblem)
 
     public var description: String {
         switch self {
@@ -18,6 +20,7 @@ public enum MuxError: Error, CustomStringConvertible, Sendable {
         case .unknownStream(let s, let frame): return "peer sent \(frame) for stream \(s), which was never opened"
         case .unexpectedOpen(let s): return "peer tried to open stream \(s), which only the client may do"
         case .peerWentAway(let reason): return "peer went away (\(reason))"
+        case .unexpectedHello(let problem): return "peer sent HELLO out of turn: \(problem)"
         }
     }
 }
@@ -30,6 +33,9 @@ public struct MuxSettings: Sendable {
     public var carrierBudget = 1024 * 1024
     /// Largest DATA payload per frame.
     public var maxDataFrame = 32 * 1024
+    /// Feature bits this end supports (docs/protocol.md §1.1): a relay advertises them in handshake
+    /// message 2, a client offers them in HELLO.
+    public var features = CarrierFeatures.implemented
 
     public init() {}
 }

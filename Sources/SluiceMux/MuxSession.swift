@@ -11,6 +11,12 @@ public protocol MuxSessionDelegate: AnyObject {
     func queuedBytes(for session: MuxSession) -> Int
     /// Output is pending; the carrier should flush at the end of this loop turn.
     func sessionNeedsFlush(_ session: MuxSession)
+    /// The peer answered a PING with `opaque` (the carrier's keepalive measures round trips with it).
+    func session(_ session: MuxSession, didReceivePong opaque: UInt64)
+}
+
+extension MuxSessionDelegate {
+    public func session(_ session: MuxSession, didReceivePong opaque: UInt64) {}
 }
 
 /// Multiplexing on one carrier: stream table, flow control and frame encoding (docs/protocol.md §3–4).
@@ -32,13 +38,26 @@ public final class MuxSession {
     public private(set) var isClosed = false
     /// Set when the peer sent GO_AWAY: no new streams on this session.
     public private(set) var peerGoingAway = false
+    private var negotiation: FeatureNegotiation
+    /// Whether any frame arrived yet (HELLO must be the first).
+    private var receivedFrame = false
 
-    public init(role: Role, settings: MuxSettings = MuxSettings(), delegate: MuxSessionDelegate) {
+    /// - Parameter relayFeatures: the feature bits of handshake message 2 (docs/protocol.md §1.1) —
+    ///   on the client what the relay advertised, on the relay what it advertised. A client that was
+    ///   offered any sends HELLO with `settings.features` at once, as the carrier's first frame.
+    public init(role: Role, settings: MuxSettings = MuxSettings(), relayFeatures: CarrierFeatures = [],
+                delegate: MuxSessionDelegate) {
         self.role = role
         self.settings = settings
         self.delegate = delegate
         record = FrameEncoder(recordBuffer)
+        negotiation = FeatureNegotiation(role: role, advertised: relayFeatures, supported: settings.features)
+        if let hello = negotiation.helloToSend { append(.hello(hello)) }
     }
+
+    /// The features in effect on this carrier: on the client those both ends support from the start,
+    /// on the relay none until the client's HELLO arrived.
+    public var features: CarrierFeatures { negotiation.inEffect }
 
     deinit { recordBuffer.deallocate() }
 
@@ -223,16 +242,34 @@ public final class MuxSession {
 
     /// Handles one decrypted record. A thrown error means the carrier must close.
     public func receive(record plaintext: UnsafeRawBufferPointer) throws(MuxError) {
+        _ = try receive(record: plaintext, yieldingWhen: { false })
+    }
+
+    /// Frames handled between two questions to `shouldYield`.
+    public static let framesBetweenYieldChecks = 32
+
+    /// Handles the frames of `plaintext` until `shouldYield` says stop — it is asked after every
+    /// `framesBetweenYieldChecks` frames — and returns the number of bytes handled when it stopped
+    /// early, nil when it handled the whole record. The caller passes the rest,
+    /// `plaintext[returned...]`, later: frames never span records, so it starts with a whole frame.
+    /// This lets a carrier share its loop fairly when one record holds thousands of expensive
+    /// frames (OPENs, each a connect at the relay). A thrown error means the carrier must close.
+    public func receive(record plaintext: UnsafeRawBufferPointer, yieldingWhen shouldYield: () -> Bool) throws(MuxError) -> Int? {
         var decoder = FrameDecoder(plaintext)
+        var handled = 0
         while true {
             let frame: DecodedFrame?
             do { frame = try decoder.next() } catch { throw .badFrame("\(error)") }
-            guard let frame, !isClosed else { return }
+            guard let frame, !isClosed else { return nil }
             try handle(frame)
+            handled += 1
+            if handled % Self.framesBetweenYieldChecks == 0, !decoder.isAtEnd, shouldYield() { return decoder.offset }
         }
     }
 
     private func handle(_ frame: DecodedFrame) throws(MuxError) {
+        let first = !receivedFrame
+        receivedFrame = true
         switch frame {
         case .data(let id, let payload):
             guard let stream = try liveStream(id, "DATA") else { return }
@@ -246,11 +283,11 @@ public final class MuxSession {
             guard stream.isAssociation else { throw .unknownStream(id, frame: "DATAGRAM on a TCP stream") }
             stream.receiveDatagramPiece(more: more, endpoint: endpoint, payload: payload)
         case .control(let control):
-            try handle(control)
+            try handle(control, isFirstFrame: first)
         }
     }
 
-    private func handle(_ frame: Frame) throws(MuxError) {
+    private func handle(_ frame: Frame, isFirstFrame: Bool) throws(MuxError) {
         switch frame {
         case .open(let id, let window, let proto, let destination):
             guard role == .relay else { throw .unexpectedOpen(id) }
@@ -287,8 +324,8 @@ public final class MuxSession {
             handler?.stream(stream, didReset: reason, message: message)
         case .ping(let opaque):
             append(.pong(opaque))
-        case .pong:
-            break
+        case .pong(let opaque):
+            delegate.session(self, didReceivePong: opaque)
         case .goAway(let reason):
             peerGoingAway = true
             if reason != .closed { throw .peerWentAway(reason) }
@@ -296,6 +333,8 @@ public final class MuxSession {
             guard role == .client else { throw .badFrame("DATAGRAM_ERROR from the client") }
             guard let stream = try liveStream(id, "DATAGRAM_ERROR") else { return }
             stream.handler?.stream(stream, datagramTo: endpoint, failed: code, mtu: Int(mtu))
+        case .hello(let offered):
+            try negotiation.receiveHello(offered, isFirstFrame: isFirstFrame)
         }
     }
 

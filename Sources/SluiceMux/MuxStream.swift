@@ -118,7 +118,8 @@ public final class MuxStream {
     /// source only for what they can send (sender-side silly-window avoidance). Credit comes back in
     /// quarter windows that rarely end on a read's size: the relay read the leftovers — 31, 69, 107
     /// bytes — with a syscall and a DATA frame each between its full reads. Waiting cannot stall: a
-    /// peer that has consumed everything returns its whole window, and the carrier drains whole.
+    /// peer that has consumed everything holds back less than a quarter of its window (`consumed`),
+    /// so three quarters are there to send, and the carrier drains whole.
     public var worthwhileSendCapacity: Int {
         let capacity = sendCapacity
         let threshold = min(Self.worthwhileSend, sendWindow / 4, session.settings.carrierBudget / 4)
@@ -130,6 +131,7 @@ public final class MuxStream {
     public func send(_ bytes: UnsafeRawBufferPointer) -> Int {
         let n = min(bytes.count, sendCapacity)
         if n > 0 {
+            returnCredit()
             session.encodeData(stream: self, UnsafeRawBufferPointer(rebasing: bytes[0..<n]))
             sendCredit -= n
         }
@@ -145,21 +147,30 @@ public final class MuxStream {
     }
 
     /// `count` received bytes left this end toward the next hop; credit goes back to the peer in
-    /// batches of a quarter window.
+    /// batches of a quarter window. Less than that waits for the next frame this stream sends anyway
+    /// (DATA or FIN) and rides in its record: the peer never waits for it, since with less than a
+    /// quarter window unreturned it can still send three quarters, more than any send it waits for
+    /// (`worthwhileSendCapacity`). A request/response exchange so returns its credit with the next
+    /// request, not in a record of its own that costs each end a write or a wake-up per exchange.
     public func consumed(_ count: Int) {
         guard !isClosed, count > 0 else { return }
         outstanding -= count
         creditToReturn += count
-        if creditToReturn >= receiveWindow / 4 || outstanding == 0 {
-            session.encodeCredit(stream: self, creditToReturn)
-            creditToReturn = 0
-        }
+        if creditToReturn >= receiveWindow / 4 { returnCredit() }
+    }
+
+    /// Sends the credit held back so far (CREDIT), if any.
+    private func returnCredit() {
+        guard creditToReturn > 0 else { return }
+        session.encodeCredit(stream: self, creditToReturn)
+        creditToReturn = 0
     }
 
     /// Half-closes our direction: the peer gets FIN after the data already sent.
     public func finish() {
         guard !sentFIN, !isClosed else { return }
         sentFIN = true
+        returnCredit()  // so that the peer knows, at our FIN, everything we consumed (`sluice bench`)
         session.encodeFIN(stream: self)
         session.closeIfDone(self)
     }

@@ -14,6 +14,23 @@ public enum ResetReason: UInt8, Hashable, Sendable, CaseIterable, CustomStringCo
     case limit = 4
     /// 5: the peer broke the protocol.
     case protocolError = 5
+    /// 6: the relay's destination policy refuses the destination. Sent only on a carrier where the
+    /// feature `policyRefusals` is in effect (docs/protocol.md §1.1); otherwise the relay says
+    /// `refused`.
+    case forbidden = 6
+
+    /// The reason as a kebab-case word, for statistics keys ("timed-out").
+    public var name: String {
+        switch self {
+        case .closed: return "closed"
+        case .refused: return "refused"
+        case .unreachable: return "unreachable"
+        case .timedOut: return "timed-out"
+        case .limit: return "limit"
+        case .protocolError: return "protocol-error"
+        case .forbidden: return "forbidden"
+        }
+    }
 
     /// A sentence for logs.
     public var description: String {
@@ -24,6 +41,7 @@ public enum ResetReason: UInt8, Hashable, Sendable, CaseIterable, CustomStringCo
         case .timedOut: return "the connection attempt timed out"
         case .limit: return "the relay's per-client stream limit was reached"
         case .protocolError: return "protocol error: the peer sent frames this end cannot accept"
+        case .forbidden: return "the relay's destination policy forbids this destination"
         }
     }
 }

@@ -1,5 +1,6 @@
 import Glibc
 import SluiceCarrier
+import SluiceIO
 import SluiceLog
 import SluiceLoop
 import SluiceMux
@@ -21,7 +22,6 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
     private var socket: Socket?
     private var dualStack = true
     private(set) var lastActivity: UInt64
-    private(set) var dropped = 0
     private var finished = false
 
     init(stream: MuxStream, client: ClientID, relay: RelayServer, loop: EventLoop) {
@@ -54,6 +54,7 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
     func stream(_ stream: MuxStream, didReceiveDatagram payload: UnsafeRawBufferPointer, endpoint: SocketEndpoint) {
         guard socket != nil else { return }
         noteActivity()
+        if relay.refuseDatagram(on: self, to: endpoint) { return }
         relay.outgoingDatagrams.append(payload, from: self, to: endpoint)
     }
 
@@ -61,9 +62,11 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
     func send(_ payload: UnsafeRawBufferPointer, to endpoint: SocketEndpoint) {
         guard let socket else { return }
         do {
-            if case .wouldBlock = try socket.send(datagram: payload, to: endpoint, dualStack: dualStack) { dropped += 1 }
+            if case .wouldBlock = try socket.send(datagram: payload, to: endpoint, dualStack: dualStack) {
+                relay.counters.datagramsDroppedToDestinations += 1
+            }
         } catch {
-            dropped += 1
+            relay.counters.datagramsDroppedToDestinations += 1
             report(error.code, info: 0, destination: endpoint)
         }
     }
@@ -94,7 +97,7 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
             guard let source else { continue }
             noteActivity()
             let sent = relay.scratch.withUnsafeBytes { stream.sendDatagram(UnsafeRawBufferPointer(rebasing: $0[0..<n]), endpoint: source) }
-            if !sent { dropped += 1 }
+            if !sent { relay.counters.datagramsDroppedToClient += 1 }
         }
     }
 

@@ -1,6 +1,7 @@
 import Glibc
 import SluiceCarrier
 import SluiceCrypto
+import SluiceIO
 import SluiceLog
 import SluiceLoop
 import SluiceSystem
@@ -26,6 +27,8 @@ final class DestinationLink: MuxStreamHandler {
     private var readable = false
     private var writable = false
     private var sawEOF = false
+    /// The destination's FIN or an error was signalled: read until EOF, whatever a read returned.
+    private var hangupSeen = false
     private var shutWrite = false
     private let toDestination = ByteQueue(capacity: 0)
     private var connectTimer: LoopTimer?
@@ -77,7 +80,9 @@ final class DestinationLink: MuxStreamHandler {
             writable = true
             flushToDestination()
         }
-        if events.contains(.readable) || events.contains(.readHangup) || events.contains(.error) || events.contains(.hangup) {
+        let ended = events.contains(.readHangup) || events.contains(.error) || events.contains(.hangup)
+        if ended { hangupSeen = true }
+        if events.contains(.readable) || ended {
             readable = true
             pumpToClient()
         }
@@ -110,6 +115,10 @@ final class DestinationLink: MuxStreamHandler {
             case .done(let n):
                 let sent = relay.scratch.withUnsafeBytes { stream.send(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
                 assert(sent == n, "send capacity was checked")
+                // A short read took all there was (epoll(7) on stream sockets): the next read would
+                // only say EAGAIN, and new bytes raise a new edge. Not once the peer's FIN or an
+                // error was signalled: no later edge would announce it again.
+                if n < room && !hangupSeen { readable = false }
             }
         }
     }
@@ -171,9 +180,20 @@ final class DestinationLink: MuxStreamHandler {
         release(resetDestination: true)
     }
 
+    /// The destination policy refuses this destination since a reload: the stream is reset.
+    func refuse(_ refusal: PolicyRefusal) {
+        guard !finished else { return }
+        Log.info("client \(client): stream \(stream.id) to \(destination) reset: \(refusal.message)", "relay")
+        stream.reset(PolicyRefusal.resetReason(on: stream.session), message: refusal.message)
+        release(resetDestination: true)
+    }
+
     private func fail(reason: ResetReason, message: String) {
         if !connected && reason != .closed {
-            Log.info("stream \(stream.id) to \(destination) refused: \(message)", "relay")
+            relay.counters.streamsRefused[reason, default: 0] += 1
+        }
+        if !connected && reason != .closed, let heldBack = relay.streamLog.admit(client, now: loop.now) {
+            Log.info("client \(client): stream \(stream.id) to \(destination) refused: \(message)" + relay.streamLog.suffix(heldBack), "relay")
         } else {
             Log.debug("stream \(stream.id) to \(destination): \(message)", "relay")
         }

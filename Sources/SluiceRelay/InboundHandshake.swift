@@ -1,6 +1,7 @@
 import Glibc
 import SluiceCarrier
 import SluiceCrypto
+import SluiceIO
 import SluiceLog
 import SluiceLoop
 import SluiceSystem
@@ -19,7 +20,6 @@ final class InboundHandshake {
     private var failure: String?
     private var timer: LoopTimer?
     private var done = false
-    private var scratch = [UInt8](repeating: 0, count: 4096)
 
     init(socket: Socket, peer: String, relay: RelayServer, loop: EventLoop) {
         self.socket = socket
@@ -40,19 +40,21 @@ final class InboundHandshake {
             guard let self, !self.done else { return }
             let why = self.failure ?? "no complete handshake within \(self.relay.settings.handshakeTimeoutMilliseconds) ms (\(self.message.count) bytes received)"
             Log.info("handshake from \(self.peer) failed: \(why); closed without reply", "relay")
+            self.relay.counters.handshakesFailed += 1
             self.finish(close: true)
         }
     }
 
-    /// Closes without a word (relay shutdown).
+    /// Closes without a word (relay shutdown, or the pending-handshake cap).
     func abandon() { finish(close: true) }
 
     private func readAvailable() {
         while !done {
-            let want = failure == nil ? SluiceHandshake.message1Length - message.count : scratch.count
+            // The relay's shared buffer: a pending handshake holds no buffer of its own.
+            let want = failure == nil ? SluiceHandshake.message1Length - message.count : relay.scratch.count
             let result: IOResult<Int>
             do {
-                result = try scratch.withUnsafeMutableBytes { try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want])) }
+                result = try relay.scratch.withUnsafeMutableBytes { try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want])) }
             } catch {
                 failure = failure ?? "\(error)"
                 return  // stay silent until the timer closes it
@@ -63,11 +65,12 @@ final class InboundHandshake {
             case .done(0):
                 let why = failure ?? "connection closed after \(message.count) bytes"
                 Log.info("handshake from \(peer) failed: \(why); closed without reply", "relay")
+                relay.counters.handshakesFailed += 1
                 finish(close: true)
                 return
             case .done(let n):
                 guard failure == nil else { continue }  // discard
-                message.append(contentsOf: scratch[0..<n])
+                message.append(contentsOf: relay.scratch[0..<n])
                 if message.count == SluiceHandshake.message1Length { respond() }
             }
         }
@@ -82,6 +85,7 @@ final class InboundHandshake {
             let written = outcome.message2.withUnsafeBytes { try? socket.write($0) }
             guard case .done(outcome.message2.count)? = written else {
                 Log.info("handshake from \(peer): could not send the response", "relay")
+                relay.counters.handshakesFailed += 1
                 finish(close: true)
                 return
             }

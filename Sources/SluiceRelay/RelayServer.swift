@@ -1,86 +1,105 @@
 import Glibc
 import SluiceCarrier
 import SluiceCrypto
+import SluiceIO
 import SluiceLog
 import SluiceLoop
 import SluiceSystem
 import SluiceMux
 import SluiceWire
 
-/// A client, by the hex prefix of its static public key (for logs and per-client limits).
+/// A client, by its static public key; in logs and status by the start of its base64, as the
+/// operator wrote it in the allow list (`PublicKey.shortBase64`).
 struct ClientID: Hashable, CustomStringConvertible {
     let key: PublicKey
-    var description: String { String(key.bytes.prefix(4).map { String($0, radix: 16).leftPadded(2) }.joined()) }
-}
-
-extension String {
-    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
-}
-
-/// Settings of a relay, resolved from the command line or a config file.
-public struct RelaySettings: Sendable {
-    public var listen: SocketEndpoint
-    public var privateKey: PrivateKey
-    public var allowedClients: Set<PublicKey>
-    public var psk: PresharedKey?
-    public var maxStreamsPerClient: Int
-    public var handshakeTimeoutMilliseconds: UInt64
-    /// Idle time after which a UDP association is closed.
-    public var udpTimeoutMilliseconds: UInt64 = 60_000
-    /// UDP associations one client may hold; the one idle longest goes first.
-    public var maxUDPMappingsPerClient = 1024
-    /// Whether streams to `bench.sluice.invalid` reach the built-in bench endpoints (`BenchEndpoint`);
-    /// `--no-bench` turns them off.
-    public var benchEnabled = true
-    public var mux = MuxSettings()
-
-    public init(listen: SocketEndpoint, privateKey: PrivateKey, allowedClients: Set<PublicKey>, psk: PresharedKey?,
-                maxStreamsPerClient: Int, handshakeTimeoutMilliseconds: UInt64) {
-        self.listen = listen
-        self.privateKey = privateKey
-        self.allowedClients = allowedClients
-        self.psk = psk
-        self.maxStreamsPerClient = maxStreamsPerClient
-        self.handshakeTimeoutMilliseconds = handshakeTimeoutMilliseconds
-    }
+    var description: String { key.shortBase64 }
 }
 
 /// The relay: accepts carriers, authenticates them (Noise IKpsk2), and dials each stream's destination
-/// with a socket of its own. Everything runs on one event loop. Loop-confined.
+/// with a socket of its own (`RelayServer+Streams.swift`), within its destination policy. Everything
+/// runs on one event loop. Loop-confined.
+///
+/// Connections that have not finished their handshake are capped (`maxPendingHandshakes`): a new one
+/// past the cap closes the oldest, so a flood of connections that never send message 1 costs a
+/// bounded number of descriptors and bytes, while a real client, which sends message 1 at once,
+/// completes within a loop turn of connecting.
 public final class RelayServer {
-    let settings: RelaySettings
-    private unowned let loop: EventLoop
+    private(set) var settings: RelaySettings
+    unowned let loop: EventLoop
     private let listener: Socket
+    /// Where carriers connect: `settings.listen` with the port the kernel chose when it was 0.
+    public let listeningEndpoint: SocketEndpoint
     private var handshakes: [Int32: InboundHandshake] = [:]
-    private var carriers: [ObjectIdentifier: (Carrier, ClientID)] = [:]
-    private var streamsPerClient: [ClientID: Int] = [:]
+    /// The pending handshakes, oldest first: the one dropped at the cap.
+    private let handshakeAge = IdleList<InboundHandshake>()
+    private var handshakesDropped = 0
+    private var dropReportDue: UInt64 = 0
+    /// Established carriers: their client, where they came from and when.
+    var carriers: [ObjectIdentifier: CarrierEntry] = [:]
+    var counters = RelayCounters()
+    var streamsPerClient: [ClientID: Int] = [:]
     let replayGuard = ReplayGuard()
-    let responder: SluiceResponder
-    /// Shared read buffer for destination sockets (one loop, one read at a time).
+    private(set) var responder: SluiceResponder
+    /// Shared read buffer for handshakes and destination sockets (one loop, one read at a time).
     var scratch = [UInt8](repeating: 0, count: 64 * 1024)
     /// What associations send to destinations, sent together after each carrier read's records.
     let outgoingDatagrams: DatagramBatch
     private var carrierCounter = 0
+    /// Where `reload()` reads the settings again (the command line and config file the relay
+    /// started with); nil when the relay was given settings only.
+    private let settingsSource: (() throws -> RelaySettings)?
 
-    public init(settings: RelaySettings, loop: EventLoop) throws(SystemError) {
+    var links: [ObjectIdentifier: DestinationLink] = [:]
+    /// Streams served by the built-in bench endpoints (`RelayServer+Bench.swift`).
+    var benches: [ObjectIdentifier: BenchEndpoint] = [:]
+    var associations: [ObjectIdentifier: AssociationLink] = [:]
+    /// Each client's associations by last activity: its longest idle goes first at the cap.
+    var idleAssociations: [ClientID: IdleList<AssociationLink>] = [:]
+    var sweepTimer: LoopTimer?
+    var refusals = RefusalLog()
+    /// Lines about one client's streams (limit reached, connect refused): one per 10 s.
+    var streamLog = RateLimitedLog<ClientID>()
+    /// Each client's stream opens (`--max-stream-rate`), shared by its carriers and kept when they
+    /// close, so that dialling again buys no fresh burst; one per allowed key at most.
+    var openRates: [ClientID: TokenBucket] = [:]
+
+    /// - Parameter settingsSource: reads the settings anew for `reload()` (SIGHUP).
+    public init(settings: RelaySettings, loop: EventLoop,
+                settingsSource: (() throws -> RelaySettings)? = nil) throws(SystemError) {
         self.settings = settings
         self.loop = loop
+        self.settingsSource = settingsSource
         outgoingDatagrams = DatagramBatch(loop: loop)
-        responder = SluiceResponder(localStatic: settings.privateKey, psk: settings.psk)
+        responder = Self.responder(for: settings)
         listener = try Socket.listen(on: settings.listen)
+        do {
+            listeningEndpoint = try listener.localEndpoint()
+        } catch {
+            listener.close()
+            throw error
+        }
         try loop.register(fd: listener.fd, events: [.readable]) { [unowned self] _ in self.acceptAll() }
-        Log.info("relay listening on \(settings.listen), \(settings.allowedClients.count) client key(s) allowed", "relay")
+        Log.info("relay listening on \(listeningEndpoint), \(settings.allowedClients.count) client key(s) allowed", "relay")
+    }
+
+    static func responder(for settings: RelaySettings) -> SluiceResponder {
+        SluiceResponder(localStatic: settings.privateKey, psk: settings.psk, features: settings.mux.features.rawValue)
     }
 
     /// Closes the listener and every carrier.
     public func shutdown() {
         loop.deregister(fd: listener.fd)
         listener.close()
-        for h in handshakes.values { h.abandon() }
-        handshakes.removeAll()
-        for (carrier, _) in carriers.values { carrier.close(.localShutdown) }
+        for h in Array(handshakes.values) { h.abandon() }
+        for entry in Array(carriers.values) { entry.carrier.close(.localShutdown) }
         carriers.removeAll()
     }
+
+    /// Connections accepted and not yet through their handshake.
+    public var pendingHandshakes: Int { handshakes.count }
+
+    /// Carriers up, per client.
+    public var carrierCount: Int { carriers.count }
 
     private func acceptAll() {
         while true {
@@ -90,18 +109,38 @@ public final class RelayServer {
                 return
             }
             guard case .done(let (socket, peer)) = accepted else { return }
+            if handshakes.count >= settings.maxPendingHandshakes, let oldest = handshakeAge.oldest {
+                oldest.abandon()
+                noteHandshakeDropped()
+            }
             // Carriers carry small frames (OPEN, OPEN_OK, CREDIT) that must not wait for Nagle.
             socket.setNoDelay()
             let peerText = peer.map { "\($0)" } ?? "?"
             let handshake = InboundHandshake(socket: socket, peer: peerText, relay: self, loop: loop)
             handshakes[socket.fd] = handshake
+            handshakeAge.touch(handshake)
             handshake.start()
         }
     }
 
+    /// One line when the cap first bites, then at most one per 10 s with the count since.
+    private func noteHandshakeDropped() {
+        handshakesDropped += 1
+        counters.handshakesDropped += 1
+        let now = loop.now
+        guard now >= dropReportDue else { return }
+        Log.info("\(handshakesDropped) connection(s) closed before their handshake: \(settings.maxPendingHandshakes) "
+                 + "handshakes were pending (--max-pending-handshakes); the oldest go first", "relay")
+        handshakesDropped = 0
+        dropReportDue = now + 10_000
+    }
+
     // MARK: called by InboundHandshake
 
-    func handshakeFinished(_ handshake: InboundHandshake) { handshakes[handshake.socket.fd] = nil }
+    func handshakeFinished(_ handshake: InboundHandshake) {
+        handshakes[handshake.socket.fd] = nil
+        handshakeAge.remove(handshake)
+    }
 
     func carrierEstablished(socket: Socket, keys: TransportKeys, client: PublicKey, peer: String) {
         let id = ClientID(key: client)
@@ -109,15 +148,19 @@ public final class RelayServer {
         let label = "#\(carrierCounter) client \(id) from \(peer)"
         let carrier: Carrier
         do {
-            carrier = try Carrier(socket: socket, keys: keys, role: .relay, settings: settings.mux, loop: loop, label: label)
+            carrier = try Carrier(socket: socket, keys: keys, role: .relay, settings: settings.mux,
+                                  relayFeatures: CarrierFeatures(rawValue: responder.features), keepalive: .relay,
+                                  loop: loop, label: label)
         } catch {
             Log.warning("carrier \(label): \(error)", "relay")
             socket.close()
             return
         }
-        carriers[ObjectIdentifier(carrier)] = (carrier, id)
+        carriers[ObjectIdentifier(carrier)] = CarrierEntry(carrier: carrier, client: id, peer: peer, since: WallClock.seconds())
+        counters.carriersEstablished += 1
         carrier.onStreamRequest = { [unowned self] stream, destination in self.open(stream, to: destination, client: id) }
         carrier.onRecordsDelivered = { [unowned self] in self.outgoingDatagrams.flush() }
+        carrier.readDelay = { [unowned self] in self.openRates[id]?.wait(now: self.loop.now) ?? 0 }
         carrier.onClose = { [unowned self] carrier, end in
             self.carriers[ObjectIdentifier(carrier)] = nil
             Log.info("carrier \(carrier.label) down: \(end)", "relay")
@@ -125,119 +168,29 @@ public final class RelayServer {
         Log.info("carrier \(label) up", "relay")
     }
 
-    // MARK: streams
+    // MARK: reload (RelayServer+Reload.swift)
 
-    private func open(_ stream: MuxStream, to destination: Destination, client: ClientID) {
-        if stream.isAssociation {
-            openAssociation(stream, client: client)
-            return
+    /// Reads the settings again from where the relay got them and applies them (`apply(_:)`); a
+    /// configuration that does not load is refused and the running one stays. For SIGHUP and the
+    /// control socket.
+    @discardableResult
+    public func reload() -> RelayReload {
+        guard let settingsSource else { return .refused("this relay was started without a configuration to read again") }
+        let new: RelaySettings
+        do {
+            new = try settingsSource()
+        } catch {
+            Log.error("reload refused, the running configuration stays: \(error)", "relay")
+            return .refused("\(error)")
         }
-        let count = streamsPerClient[client, default: 0]
-        guard count < settings.maxStreamsPerClient else {
-            Log.info("client \(client): stream to \(destination) refused: limit of \(settings.maxStreamsPerClient) open streams reached", "relay")
-            stream.reset(.limit, message: "the relay's limit of \(settings.maxStreamsPerClient) streams per client is reached")
-            return
-        }
-        streamsPerClient[client] = count + 1
-        switch BenchEndpoint.route(destination, enabled: settings.benchEnabled) {
-        case .destination:
-            break
-        case .serve(let service):
-            startBench(stream, service: service, client: client)
-            return
-        case .refuse(let reason, let message):
-            releaseStreamSlot(client)
-            Log.info("client \(client): stream to \(destination) refused: \(message)", "relay")
-            stream.reset(reason, message: message)
-            return
-        }
-        switch destination.host {
-        case .ip(let address):
-            startLink(stream, to: SocketEndpoint(address: address, port: destination.port), client: client)
-        case .domain(let name):
-            let port = destination.port
-            let context = LoopBound((self, stream), loop: loop)
-            NameResolver.resolve(name) { address in
-                context.execute { relay, stream in
-                    guard !stream.isClosed else {
-                        relay.releaseStreamSlot(client)
-                        return
-                    }
-                    guard let address else {
-                        relay.releaseStreamSlot(client)
-                        Log.info("client \(client): stream to \(name) refused: the name did not resolve", "relay")
-                        stream.reset(.unreachable, message: "\(name) did not resolve")
-                        return
-                    }
-                    relay.startLink(stream, to: SocketEndpoint(address: address, port: port), client: client)
-                }
-            }
-        }
+        let report = apply(new)
+        Log.info("reloaded: \(report)", "relay")
+        return .applied(report)
     }
 
-    private var links: [ObjectIdentifier: DestinationLink] = [:]
-    /// Streams served by the built-in bench endpoints (`RelayServer+Bench.swift`).
-    var benches: [ObjectIdentifier: BenchEndpoint] = [:]
-    private var associations: [ObjectIdentifier: AssociationLink] = [:]
-    /// Each client's associations by last activity: its longest idle goes first at the cap.
-    private var idleAssociations: [ClientID: IdleList<AssociationLink>] = [:]
-    private var sweepTimer: LoopTimer?
-
-    /// A UDP association: evicts the client's longest-idle one when it is at its cap.
-    private func openAssociation(_ stream: MuxStream, client: ClientID) {
-        let idle = idleAssociations[client] ?? IdleList()
-        idleAssociations[client] = idle
-        if idle.count >= settings.maxUDPMappingsPerClient, let oldest = idle.oldest {
-            oldest.expire("evicted: the client holds \(settings.maxUDPMappingsPerClient) UDP mappings")
-        }
-        let link = AssociationLink(stream: stream, client: client, relay: self, loop: loop)
-        associations[ObjectIdentifier(link)] = link
-        idle.touch(link)
-        link.start()
-        scheduleSweep()
-    }
-
-    func associationEnded(_ link: AssociationLink) {
-        associations[ObjectIdentifier(link)] = nil
-        guard let idle = idleAssociations[link.client] else { return }
-        idle.remove(link)
-        if idle.count == 0 { idleAssociations[link.client] = nil }
-    }
-
-    /// A datagram went either way on `link`.
-    func associationWasActive(_ link: AssociationLink) {
-        idleAssociations[link.client]?.touch(link)
-    }
-
-    /// Once a second while associations exist: closes those idle past the UDP timeout.
-    private func scheduleSweep() {
-        guard sweepTimer?.isPending != true else { return }
-        // Strong capture: the relay lives as long as its loop (see EventLoop.schedule on weak captures).
-        sweepTimer = loop.schedule(afterMilliseconds: 1000) {
-            let now = self.loop.now, timeout = self.settings.udpTimeoutMilliseconds
-            // Longest idle first; expiring one removes it from its list (associationEnded).
-            for idle in Array(self.idleAssociations.values) {
-                while let oldest = idle.oldest, now - oldest.lastActivity >= timeout {
-                    oldest.expire("idle for \(timeout / 1000) s")
-                }
-            }
-            if !self.associations.isEmpty { self.scheduleSweep() }
-        }
-    }
-
-    private func startLink(_ stream: MuxStream, to destination: SocketEndpoint, client: ClientID) {
-        let link = DestinationLink(stream: stream, destination: destination, client: client, relay: self, loop: loop)
-        links[ObjectIdentifier(link)] = link
-        link.start()
-    }
-
-    func releaseStreamSlot(_ client: ClientID) {
-        streamsPerClient[client, default: 1] -= 1
-        if streamsPerClient[client] == 0 { streamsPerClient[client] = nil }
-    }
-
-    func linkEnded(_ link: DestinationLink) {
-        guard links.removeValue(forKey: ObjectIdentifier(link)) != nil else { return }
-        releaseStreamSlot(link.client)
+    /// Replaces the settings a reload may change (`RelayServer+Reload.swift` says which).
+    func replaceSettings(_ new: RelaySettings) {
+        settings = new
+        responder = Self.responder(for: new)
     }
 }

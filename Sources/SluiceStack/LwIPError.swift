@@ -1,31 +1,15 @@
-import CLwIP
-
-/// An lwIP `err_t`, with lwIP's name kept in each case's documentation.
-public enum LwIPError: Error, CustomStringConvertible, Sendable {
-    /// `ERR_MEM`: lwIP could not allocate (or a send queue is full).
-    case outOfMemory
-    /// `ERR_CONN`, `ERR_CLSD`, `ERR_RST`, `ERR_ABRT`: the connection is gone.
-    case connectionGone(Int8)
-    /// Any other `err_t`.
-    case other(Int8)
-    /// The stack could not be set up (no netif or listener).
-    case setupFailed(String)
-
-    init(_ code: err_t) {
-        switch code {
-        case err_t(ERR_MEM.rawValue): self = .outOfMemory
-        case err_t(ERR_CONN.rawValue), err_t(ERR_CLSD.rawValue), err_t(ERR_RST.rawValue), err_t(ERR_ABRT.rawValue):
-            self = .connectionGone(code)
-        default: self = .other(code)
-        }
-    }
+/// Why the TCP stack could not be set up. (On the packet path lwIP's `err_t` results are handled
+/// where they occur and counted, never thrown.)
+public enum LwIPError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// `netif_add` failed: lwIP could not take the accept-any interface.
+    case interfaceFailed
+    /// `tcp_new`, `tcp_bind` or `tcp_listen` failed for the accept-any listener (`ERR_MEM`, `ERR_USE`).
+    case listenerFailed
 
     public var description: String {
         switch self {
-        case .outOfMemory: return "lwIP is out of memory (ERR_MEM)"
-        case .connectionGone(let c): return "lwIP connection is gone (err \(c))"
-        case .other(let c): return "lwIP error \(c)"
-        case .setupFailed(let what): return "could not set up the TCP stack: \(what)"
+        case .interfaceFailed: return "could not set up the TCP stack: lwIP refused its network interface (netif_add)"
+        case .listenerFailed: return "could not set up the TCP stack: lwIP could not listen for new connections (tcp_listen)"
         }
     }
 }

@@ -25,6 +25,7 @@ public final class TCPFlow {
     private var inboundOffset = 0
     private var finReceived = false
     private(set) var outputShut = false
+    /// Queued for `TCPStack.flushOutput` at the end of this turn.
     var needsOutput = false
     /// Bytes read since the last `tcp_recved`: the window opens once per loop turn, in
     /// `TCPStack.flushOutput`, because lwIP answers every `tcp_recved` that opens it by 4 MSS or more
@@ -178,6 +179,9 @@ public final class TCPFlow {
     func lwipReceived(_ p: UnsafeMutablePointer<pbuf>?) {
         if let p {
             inbound.append(p)
+            // The end of this turn acknowledges what arrived (`TCPStack.flushOutput`), once.
+            if let pcb { sluice_tcp_defer_ack(pcb) }
+            markNeedsOutput()
         } else {
             finReceived = true
             if outputShut, pcb != nil {

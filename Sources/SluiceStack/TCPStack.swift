@@ -73,12 +73,12 @@ public final class TCPStack {
         // IP packet can hold. (Its MSS is capped by TCP_MSS, 1,460, at the handshake all the same.)
         let netifMTU = largeSegments ? 65535 : UInt16(clamping: mtu)
         guard let netif = sluice_netif_create(context, lwipOutput4, lwipOutput6, netifMTU) else {
-            throw .setupFailed("netif_add failed")
+            throw .interfaceFailed
         }
         self.netif = netif
         guard let listener = sluice_tcp_listen_any(context, lwipAccept) else {
             sluice_netif_destroy(netif)
-            throw .setupFailed("tcp_listen failed")
+            throw .listenerFailed
         }
         self.listener = listener
     }
@@ -94,6 +94,9 @@ public final class TCPStack {
 
     /// Number of live flows (accepted, not yet closed).
     public var flowCount: Int { flows.count }
+
+    /// SYNs held while their owner decides (`admit` or `refuse`).
+    public var heldSYNCount: Int { heldSYNs.count }
 
     /// Milliseconds until lwIP's next timer is due.
     public var timerSleepMilliseconds: UInt32 { sys_timeouts_sleeptime() }
@@ -174,7 +177,17 @@ public final class TCPStack {
         }
     }
 
-    /// Sends what flows queued during this loop turn (`tcp_output`). Call at the end of each turn.
+    /// Sends what flows queued during this loop turn (`tcp_output`), with the ACK each flow owes the
+    /// application. Call at the end of each turn.
+    ///
+    /// Every byte received in the turn is acknowledged by its end. lwIP on its own acknowledges every
+    /// second segment from inside its input and leaves a lone one to its delayed-ACK timer, which
+    /// runs every 250 ms: past the 200 ms after which an application's kernel retransmits, and far
+    /// past Linux's 40 ms. An application that writes twice with Nagle on holds its second write
+    /// until the first is acknowledged, so each such exchange stalled that long. The flows defer
+    /// lwIP's immediate ACKs to here (`TCPFlow.lwipReceived`), so a turn that read several
+    /// super-segments answers them with one ACK, which also carries the window `openWindow` opened
+    /// — or announces a window that reopened in this turn, however little (`sluice_tcp_ack_owed`).
     public func flushOutput() {
         guard !outputQueue.isEmpty else { return }
         let queue = outputQueue
@@ -182,7 +195,9 @@ public final class TCPStack {
         for flow in queue {
             flow.needsOutput = false
             flow.openWindow()
-            if let pcb = flow.pcb { tcp_output(pcb) }
+            guard let pcb = flow.pcb else { continue }
+            if sluice_tcp_ack_owed(pcb) != 0 { sluice_tcp_ack_now(pcb) }
+            tcp_output(pcb)
         }
     }
 

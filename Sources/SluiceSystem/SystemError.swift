@@ -14,9 +14,12 @@ public struct SystemError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 
     public var description: String {
-        let base = "\(operation): \(SystemError.message(code)) (\(SystemError.name(code)))"
+        let base = "\(operation): \(SystemError.describe(code))"
         return hint.map { "\(base) — \($0)" } ?? base
     }
+
+    /// `Operation not permitted (EPERM)`: the text and symbolic name of `code`.
+    public static func describe(_ code: Int32) -> String { "\(message(code)) (\(name(code)))" }
 
     /// strerror text of `code`.
     public static func message(_ code: Int32) -> String {
@@ -75,25 +78,5 @@ public struct SystemError: Error, CustomStringConvertible, Sendable, Equatable {
         case ERANGE: return "ERANGE"
         default: return "errno \(code)"
         }
-    }
-}
-
-/// Outcome of a non-blocking system call: done with a value, or would block (EAGAIN).
-public enum IOResult<Value>: Sendable where Value: Sendable {
-    case done(Value)
-    case wouldBlock
-}
-
-/// Runs a system call that returns -1 and sets errno on failure, retrying EINTR and turning EAGAIN into
-/// `.wouldBlock`. Every socket, TUN and eventfd call of the data path goes through here.
-@inline(__always)
-public func syscallRetrying(_ operation: @autoclosure () -> String, _ body: () -> Int) throws(SystemError) -> IOResult<Int> {
-    while true {
-        let r = body()
-        if r >= 0 { return .done(r) }
-        let e = errno
-        if e == EINTR { continue }
-        if e == EAGAIN || e == EWOULDBLOCK { return .wouldBlock }
-        throw SystemError(operation(), code: e)
     }
 }

@@ -23,6 +23,9 @@ public enum ICMPErrorMessage {
         /// IPv4 type 3 code 4, fragmentation needed, with the next-hop MTU (RFC 1191); ICMPv6 type 2,
         /// Packet Too Big, with the MTU.
         case tooBig(mtu: UInt16)
+        /// IPv4 type 3 code 13, communication administratively prohibited (RFC 1812); ICMPv6 type 1
+        /// code 1: a policy refused the packet (the relay's destination policy).
+        case administrativelyProhibited
     }
 
     /// The longest IPv4 error: 576 bytes.
@@ -139,6 +142,9 @@ public enum ICMPErrorMessage {
                 header = ICMPHeader(
                     type: ICMPv4Type.destinationUnreachable, code: ICMPv4Type.UnreachableCode.fragmentationNeeded,
                     rest: UInt32(mtu))
+            case .administrativelyProhibited:
+                header = ICMPHeader(
+                    type: ICMPv4Type.destinationUnreachable, code: ICMPv4Type.UnreachableCode.administrativelyProhibited)
             }
             IPv4Header(
                 source: source, destination: destination, protocol: .icmp, payloadLength: messageLength,
@@ -156,6 +162,9 @@ public enum ICMPErrorMessage {
                 header = ICMPHeader(type: ICMPv6Type.destinationUnreachable, code: ICMPv6Type.UnreachableCode.address)
             case .tooBig(let mtu):
                 header = ICMPHeader(type: ICMPv6Type.packetTooBig, code: 0, rest: UInt32(mtu))
+            case .administrativelyProhibited:
+                header = ICMPHeader(
+                    type: ICMPv6Type.destinationUnreachable, code: ICMPv6Type.UnreachableCode.administrativelyProhibited)
             }
             IPv6Header(source: source, destination: destination, nextHeader: .icmpv6, payloadLength: messageLength)
                 .emit(into: buffer)

@@ -16,6 +16,8 @@ public enum ICMPv4Type {
         public static let port: UInt8 = 3
         /// Fragmentation needed and DF set; the next-hop MTU is in bytes 6–7 (RFC 1191).
         public static let fragmentationNeeded: UInt8 = 4
+        /// Communication administratively prohibited (RFC 1812 §5.2.7.1): a filter refused it.
+        public static let administrativelyProhibited: UInt8 = 13
     }
 
     /// Whether `type` is an error message, which no ICMP error may answer (RFC 1122 §3.2.2):

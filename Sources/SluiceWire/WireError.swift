@@ -35,6 +35,8 @@ public enum WireError: Error, Hashable, Sendable, CustomStringConvertible {
     case addressFamilyMismatch
     /// The MTU cannot carry a fragment: after the headers it leaves less than 8 bytes of data.
     case mtuTooSmall(Int)
+    /// A DNS message that cannot be a query with a question (`DNSQuestion`); the problem says why.
+    case badDNS(DNSProblem)
 
     public var description: String {
         switch self {
@@ -62,6 +64,8 @@ public enum WireError: Error, Hashable, Sendable, CustomStringConvertible {
             return "an IPv4 and an IPv6 address in one packet"
         case .mtuTooSmall(let mtu):
             return "MTU \(mtu) is too small to carry a fragment"
+        case .badDNS(let problem):
+            return "bad DNS query: \(problem)"
         }
     }
 }
@@ -77,6 +81,8 @@ public enum WireLayer: Hashable, Sendable, CustomStringConvertible {
     case udp
     case icmp
     case icmpv6
+    /// A DNS message (RFC 1035 §4.1): its header, or a name or question field in it.
+    case dns
 
     public var description: String {
         switch self {
@@ -88,6 +94,7 @@ public enum WireLayer: Hashable, Sendable, CustomStringConvertible {
         case .udp: return "UDP"
         case .icmp: return "ICMP"
         case .icmpv6: return "ICMPv6"
+        case .dns: return "DNS"
         }
     }
 }

@@ -1,5 +1,5 @@
 import Glibc
-import SluiceClient
+import SluiceControl
 import SluiceConfig
 import SluiceHost
 import SluiceLog
@@ -99,7 +99,10 @@ enum AppCommands {
             defer { closedir(dir) }
             while let entry = readdir(dir) {
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                if name.hasSuffix(".sock") { names.append(String(name.dropLast(5))) }
+                // Relays keep their control sockets here too (relay-PORT.sock); tunnels have a state file.
+                if name.hasSuffix(".sock"), access(HostState.path(for: String(name.dropLast(5))), F_OK) == 0 {
+                    names.append(String(name.dropLast(5)))
+                }
             }
         }
         switch names.count {
@@ -113,10 +116,6 @@ enum AppCommands {
         do {
             return try ControlClient.send(request, tun: tun)
         } catch {
-            if case .notUp = error, access(HostState.path(for: tun), F_OK) == 0 {
-                throw CommandFailure(message: "tunnel \(tun) is up but without per-application routing: its sluice up found no cgroup v2 "
-                    + "mount under /sys/fs/cgroup (was it started with `ip netns exec`, which hides it? see its log)", exitCode: 1)
-            }
             throw CommandFailure(message: "\(error)", exitCode: 1)
         }
     }

@@ -1,8 +1,10 @@
 import Glibc
-import SluiceClient
+import SluiceBench
 import SluiceConfig
 import SluiceCrypto
 import SluiceLog
+import SluiceTunnel
+import SluiceWire
 
 /// `sluice bench`: measures the path to a relay through the carrier, with no TUN and no root.
 /// Progress goes to standard error once a second; the summary (or, with `--json`, one JSON line)
@@ -11,10 +13,7 @@ enum BenchCommand {
     static func run(_ config: BenchConfig) throws {
         if let level = LogLevel(name: config.logLevel) { Log.level = level }
         for warning in config.warnings { Log.warning("\(warning)") }
-        let target = try CarrierTarget(
-            relay: config.relay, relayPublicKey: PublicKey(bytes: config.relayPublicKey),
-            privateKey: PrivateKey(bytes: config.privateKey), psk: config.psk.map { try PresharedKey(bytes: $0) },
-            fwmark: nil)
+        let target = try carrierTarget(relay: config.relay, relayPublicKey: config.relayPublicKey, privateKey: config.privateKey, psk: config.psk)
         let (seconds, attoseconds) = config.duration.components
         let settings = BenchSettings(
             target: target, durationMilliseconds: UInt64(seconds) * 1000 + UInt64(attoseconds / 1_000_000_000_000_000),
@@ -41,4 +40,10 @@ enum BenchCommand {
             }
         }
     }
+}
+
+/// The relay and keys `bench` and `socks` reach it with, from their validated configs.
+func carrierTarget(relay: SocketEndpoint, relayPublicKey: [UInt8], privateKey: [UInt8], psk: [UInt8]?) throws -> CarrierTarget {
+    try CarrierTarget(relay: relay, relayPublicKey: PublicKey(bytes: relayPublicKey), privateKey: PrivateKey(bytes: privateKey),
+                      psk: psk.map { try PresharedKey(bytes: $0) })
 }

@@ -1,12 +1,15 @@
 import Glibc
-import SluiceClient
+import SluiceCarrier
 import SluiceConfig
+import SluiceControl
 import SluiceCrypto
 import SluiceHost
 import SluiceLog
-import SluiceLoop
+import SluiceSocks
 import SluiceSystem
 import SluiceRelay
+import SluiceTunnel
+import SluiceUp
 import SluiceWire
 
 let sluiceVersion = "0.1.0"
@@ -54,22 +57,19 @@ enum Commands {
         }
     }
 
-    /// `sluice relay`: runs until SIGINT/SIGTERM.
+    /// `sluice relay`: runs until SIGINT/SIGTERM; SIGHUP reads the same arguments (and config file)
+    /// again and applies them.
     static func relay(_ config: RelayConfig) throws {
         applyLogLevel(config.logLevel)
         for warning in config.warnings { Log.warning("\(warning)") }
-        let settings = try RelaySettings(
-            listen: config.listen,
-            privateKey: PrivateKey(bytes: config.privateKey),
-            allowedClients: Set(config.allowedClients.map { try PublicKey(bytes: $0) }),
-            psk: config.psk.map { try PresharedKey(bytes: $0) },
-            maxStreamsPerClient: config.maxStreams,
-            handshakeTimeoutMilliseconds: milliseconds(config.handshakeTimeout))
-        var relaySettings = settings
-        relaySettings.udpTimeoutMilliseconds = milliseconds(config.udpTimeout)
-        relaySettings.maxUDPMappingsPerClient = config.maxUDPMappings
-        relaySettings.benchEnabled = config.benchEnabled
-        try RelayRunner.run(relaySettings)
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        try RelayRunner.run(try RelaySettings(config: config), controlPath: config.controlPath) {
+            guard case .relay(let config) = try CommandLineParser.parse(arguments: arguments) else {
+                preconditionFailure("the relay's own arguments parse as another command")
+            }
+            for warning in config.warnings { Log.warning("\(warning)") }
+            return try RelaySettings(config: config)
+        }
     }
 
     /// `sluice up`: runs the tunnel in the foreground until SIGINT/SIGTERM.
@@ -79,30 +79,41 @@ enum Commands {
         guard getuid() == 0 || hasNetAdmin() else {
             throw CommandFailure(message: "sluice up needs root or CAP_NET_ADMIN to create the TUN device and routes — run it with sudo", exitCode: 1)
         }
-        let settings = try ClientSettings(
-            relay: config.relay,
-            relayPublicKey: PublicKey(bytes: config.relayPublicKey),
-            privateKey: PrivateKey(bytes: config.privateKey),
-            psk: config.psk.map { try PresharedKey(bytes: $0) },
-            tunName: config.tun, addresses: config.addresses, routes: config.routes,
-            mtu: config.mtu, carriers: config.carriers, fwmark: config.fwmark, table: config.table)
-        var clientSettings = settings
-        clientSettings.dns = config.dns
-        clientSettings.udpTimeoutMilliseconds = milliseconds(config.udpTimeout)
-        clientSettings.maxUDPMappings = config.maxUDPMappings
-        clientSettings.routeAll = config.routeAll
-        clientSettings.excludes = config.excludes
-        clientSettings.routeLocal = config.routeLocal
-        clientSettings.killSwitch = config.killSwitch
-        clientSettings.blockIPv6 = config.blockIPv6
-        clientSettings.appCGroups = config.appCGroups
-        let client: TunnelClient
+        var tunnel: TunnelConfiguration
+        if let upstream = config.upstream {
+            let credentials = upstream.username.flatMap { SocksCredentials(username: $0, password: upstream.password ?? []) }
+            tunnel = TunnelConfiguration(socks: SocksServer(endpoint: upstream.endpoint, credentials: credentials))
+        } else if let relay = config.relay, let relayKey = config.relayPublicKey, let privateKey = config.privateKey {
+            tunnel = try TunnelConfiguration(
+                relay: relay, relayPublicKey: PublicKey(bytes: relayKey), privateKey: PrivateKey(bytes: privateKey),
+                psk: config.psk.map { try PresharedKey(bytes: $0) })
+        } else {
+            preconditionFailure("ClientConfig has a relay or an upstream")
+        }
+        tunnel.carriers = config.carriers
+        tunnel.mtu = config.mtu
+        tunnel.dnsResolvers = config.dns.map { SocketEndpoint(address: $0, port: 53) }
+        tunnel.dnsDomains = config.dnsDomains
+        tunnel.udpTimeoutMilliseconds = milliseconds(config.udpTimeout)
+        tunnel.maxUDPMappings = config.maxUDPMappings
+        tunnel.keepalive = KeepaliveSettings(intervalMilliseconds: milliseconds(config.pingInterval), mode: .probe(misses: config.pingMisses))
+        var host = HostConfiguration(tun: config.tun, addresses: config.addresses, routes: config.routes, fwmark: config.fwmark, table: config.table)
+        host.routeAll = config.routeAll
+        host.excludes = config.excludes
+        host.routeLocal = config.routeLocal
+        host.killSwitch = config.killSwitch
+        host.blockIPv6 = config.blockIPv6
+        host.appCGroups = config.appCGroups
+        host.dnsDomains = config.dnsDomains
+        host.resolver = HostConfiguration.Resolver(rawValue: config.resolver.rawValue) ?? .auto
+        host.upstreamTakesUDP = config.upstream != nil
+        let runner: UpRunner
         do {
-            client = try TunnelClient(settings: clientSettings)
+            runner = try UpRunner(tunnel: tunnel, host: host)
         } catch {
             throw CommandFailure(message: "\(error)", exitCode: 1)
         }
-        try client.run()
+        try runner.run()
     }
 
     /// `sluice down`: stops a tunnel's `up` if it still runs, and removes what its record lists
@@ -131,7 +142,7 @@ enum Commands {
                     return
                 }
             }
-            unlink(HostState.directory + "/\(tun).sock")  // a crashed up's control socket
+            unlink(ControlServer.path(forTunnel: tun))  // a crashed up's control socket
             let count = try HostState.load(path: path)?.steps.count ?? 0
             let failures = try HostState.undoLeftovers(at: path)
             if !failures.isEmpty {

@@ -24,6 +24,8 @@ do {
     case .exec(let config): try AppCommands.exec(config)
     case .cgroup(let config): try AppCommands.cgroup(config)
     case .bench(let config): try BenchCommand.run(config)
+    case .socks(let config): try ProxyCommand.run(config)
+    case .status(let config): try StatusCommand.run(config)
     }
 } catch let error as CommandFailure {
     fail(error.message, code: error.exitCode)

@@ -44,6 +44,7 @@ def pytest_configure(config):
     signal.signal(signal.SIGTERM, _terminate)
     config.addinivalue_line("markers", "sluice: needs the sluice binary (skipped in kernel mode)")
     config.addinivalue_line("markers", "e2e_timeout(seconds): limit for this test's body")
+    config.addinivalue_line("markers", "layout(name): the `topology` fixture's layout (netns.Topology), default direct")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -127,6 +128,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.section(f"throughput ({mode} mode)")
         for r in RESULTS:
             more = "".join(f"  {k} {v}" for k, v in r.get("extra", {}).items())
+            if "latency_us" in r:
+                terminalreporter.write_line(f"{r['name']:<52} {r['latency_us']:12,.0f} µs{more}")
+                continue
             terminalreporter.write_line(
                 f"{r['name']:<52} {r['bytes'] / 2**20:8.1f} MiB {r['seconds']:7.2f} s {r['gbps']:7.3f} Gbit/s{more}")
         path = os.environ.get("SLUICE_E2E_RESULTS")
@@ -152,6 +156,16 @@ def record_throughput(name: str, nbytes: int, seconds: float, **extra) -> float:
     return gbps
 
 
+def record_latency(name: str, seconds: float, **extra) -> None:
+    """Records a latency (a median round trip, a transfer's wall time) for the summary table."""
+    entry = {"name": name, "latency_us": seconds * 1e6}
+    if extra:
+        entry["extra"] = extra
+    RESULTS.append(entry)
+    more = "".join(f", {k} {v}" for k, v in extra.items())
+    print(f"{name}: {seconds * 1e6:,.0f} µs{more}")
+
+
 # -- fixtures -------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="session")
@@ -167,6 +181,29 @@ def workdir():
     shutil.rmtree(d, ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def no_orphaned_tunnel_record():
+    """After each test: no crash record of a `sluice up` whose process is gone may stay in this host's
+    /run/sluice. A test whose `up` did not clean up after itself fails here, and the record goes, so
+    the next tests are not refused ("state file … was written in another mount namespace": every
+    `ip netns exec` has a mount namespace of its own)."""
+    yield
+    orphans = []
+    for record in Path("/run/sluice").glob("*.json"):
+        try:
+            pid = json.loads(record.read_text())["pid"]
+            os.kill(pid, 0)
+            continue
+        except ProcessLookupError:
+            pass
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        orphans.append(record.name)
+        for leftover in Path("/run/sluice").glob(record.stem + ".*"):
+            leftover.unlink(missing_ok=True)
+    assert not orphans, f"sluice up left {orphans} in /run/sluice with its process gone: its shutdown did not clean up"
+
+
 @pytest.fixture
 def runner(request, workdir):
     r = h.Runner(workdir)
@@ -177,12 +214,30 @@ def runner(request, workdir):
 
 @pytest.fixture
 def topology(request, mode, runner):
-    """Fresh client/relay/server namespaces (relay not forwarding in sluice mode)."""
-    topo = netns.Topology(mode=mode, tag="e2e")
+    """Fresh client/relay/server namespaces (relay not forwarding in sluice mode), in the layout a
+    `layout(...)` mark names."""
+    marker = request.node.get_closest_marker("layout")
+    topo = netns.Topology(mode=mode, tag="e2e", layout=marker.args[0] if marker else "direct")
 
     def finish() -> None:
         runner.close()  # stop our processes gracefully first (idempotent; the runner fixture repeats it)
         topo.destroy()  # then kill anything still inside, by pid, and delete the namespaces
+
+    request.addfinalizer(finish)
+    topo.create()
+    return topo
+
+
+@pytest.fixture
+def direct_topology(request, runner):
+    """A second set of namespaces beside `topology`, with plain kernel forwarding: tests that time a
+    pattern through Sluice time it here too, in the same run, so both figures share the machine's
+    load of the moment."""
+    topo = netns.Topology(mode="kernel", tag="e2e")
+
+    def finish() -> None:
+        runner.close()
+        topo.destroy()
 
     request.addfinalizer(finish)
     topo.create()
@@ -213,6 +268,7 @@ class Tunnel:
     relay: h.Proc | None = None
     client: h.Proc | None = None
     proxy: h.CountingProxy | None = None
+    faults: h.FaultProxy | None = None
     relay_argv: list = field(default_factory=list)
 
     def start_relay(self) -> h.Proc:
@@ -240,12 +296,13 @@ class Tunnel:
 
 @pytest.fixture
 def make_tunnel(mode, runner, topology, servers):
-    """Factory: make_tunnel(carriers=None, authorized=True, via_proxy=False, relay_psk=None,
-    client_psk=None, relay_extra=(), client_extra=(), listen=None, relay_addr=None, wait=True)."""
+    """Factory: make_tunnel(carriers=None, authorized=True, via_proxy=False, via_fault_proxy=False,
+    relay_psk=None, client_psk=None, relay_extra=(), client_extra=(), listen=None, relay_addr=None,
+    wait=True)."""
 
     def make(carriers: int | None = None, authorized: bool = True, via_proxy: bool = False,
-             relay_psk=None, client_psk=None, relay_extra=(), client_extra=(), listen: str | None = None,
-             relay_addr: str | None = None, wait: bool = True) -> Tunnel:
+             via_fault_proxy: bool = False, relay_psk=None, client_psk=None, relay_extra=(), client_extra=(),
+             listen: str | None = None, relay_addr: str | None = None, wait: bool = True) -> Tunnel:
         t = Tunnel(mode, topology, runner, servers)
         if mode == "kernel":
             return t
@@ -260,6 +317,10 @@ def make_tunnel(mode, runner, topology, servers):
         if via_proxy:
             t.proxy = h.start_proxy(runner, topology, f"{netns.RELAY_CLIENT_SIDE_V4}:{h.PROXY_PORT}",
                                     f"127.0.0.1:{h.RELAY_PORT}")
+            target = f"{netns.RELAY_CLIENT_SIDE_V4}:{h.PROXY_PORT}"
+        elif via_fault_proxy:
+            t.faults = h.start_fault_proxy(runner, topology, f"{netns.RELAY_CLIENT_SIDE_V4}:{h.PROXY_PORT}",
+                                           f"127.0.0.1:{h.RELAY_PORT}")
             target = f"{netns.RELAY_CLIENT_SIDE_V4}:{h.PROXY_PORT}"
         t.client = runner.start("client", h.client_argv(target, t.relay_key.public, t.client_key, psk=client_psk,
                                                         carriers=carriers, extra=client_extra), ns=topology.client)

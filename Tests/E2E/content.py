@@ -41,6 +41,18 @@ def chunks(n: int) -> Iterator[memoryview]:
         i += 1
 
 
+def at(offset: int, length: int) -> bytes:
+    """`length` bytes of the content starting at `offset` (across block boundaries)."""
+    out = bytearray()
+    while length > 0:
+        i, o = divmod(offset, BLOCK)
+        take = min(length, BLOCK - o)
+        out += block(i)[o:o + take]
+        offset += take
+        length -= take
+    return bytes(out)
+
+
 def sha256(n: int) -> str:
     """sha256 (hex) of the content of size n."""
     d = _digests.get(n)
@@ -69,3 +81,12 @@ if __name__ == "__main__":  # `python3 content.py N` prints the sha256 of the co
     import sys
 
     print(sha256(int(sys.argv[1])))
+
+
+def file_sha256(path) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB pieces (what a test downloaded)."""
+    d = hashlib.sha256()
+    with open(path, "rb") as f:
+        while b := f.read(1 << 20):
+            d.update(b)
+    return d.hexdigest()

@@ -1,6 +1,8 @@
 """A tiny DNS resolver for the tests: answers every A query with --a and every AAAA query with
 --aaaa (other types: an empty answer), over UDP and TCP on [::]:53 dual-stack, and appends one JSON
-line per query to --log with the peer's address, so a test can see who asked.
+line per query to --log with the peer's address, so a test can see who asked. With --zone (repeatable)
+it knows only names within those zones and answers NXDOMAIN for every other, so a test can tell which
+resolver answered.
 
     ip netns exec SERVER python3 fake_resolver.py --log dns.jsonl --ready-file ready --a 10.20.0.2 --aaaa fd20::2
 """
@@ -15,6 +17,8 @@ import socketserver
 import struct
 import threading
 import time
+
+from dualstack import TCP6, UDP6
 
 args = None
 lock = threading.Lock()
@@ -45,14 +49,18 @@ def answer(query: bytes, peer: str, transport: str) -> bytes | None:
                                 "t": time.time()}) + "\n")
     records = b""
     count = 0
-    if qtype == 1 and args.a:
+    rcode = 0
+    known = not args.zone or any(name.lower() == z or name.lower().endswith("." + z) for z in args.zone)
+    if not known:
+        rcode = 3  # NXDOMAIN
+    elif qtype == 1 and args.a:
         records = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 60, 4) + ipaddress.IPv4Address(args.a).packed
         count = 1
     elif qtype == 28 and args.aaaa:
         records = b"\xc0\x0c" + struct.pack("!HHIH", 28, 1, 60, 16) + ipaddress.IPv6Address(args.aaaa).packed
         count = 1
     rd = flags & 0x0100
-    header = struct.pack("!HHHHHH", qid, 0x8000 | 0x0400 | rd | 0x0080, 1, count, 0, 0)
+    header = struct.pack("!HHHHHH", qid, 0x8000 | 0x0400 | rd | 0x0080 | rcode, 1, count, 0, 0)
     return header + question + records
 
 
@@ -80,25 +88,6 @@ class TCPHandler(socketserver.BaseRequestHandler):
             pass
 
 
-class UDP6(socketserver.ThreadingUDPServer):
-    address_family = socket.AF_INET6
-    allow_reuse_address = True
-
-    def server_bind(self) -> None:
-        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        super().server_bind()
-
-
-class TCP6(socketserver.ThreadingTCPServer):
-    address_family = socket.AF_INET6
-    allow_reuse_address = True
-    daemon_threads = True
-
-    def server_bind(self) -> None:
-        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        super().server_bind()
-
-
 def main() -> None:
     global args
     ap = argparse.ArgumentParser()
@@ -107,7 +96,9 @@ def main() -> None:
     ap.add_argument("--ready-file", required=True)
     ap.add_argument("--a", default="")
     ap.add_argument("--aaaa", default="")
+    ap.add_argument("--zone", action="append", default=[], help="answer only names within this zone (repeatable)")
     args = ap.parse_args()
+    args.zone = [z.lower().rstrip(".") for z in args.zone]
     servers = [UDP6(("::", args.port), UDPHandler), TCP6(("::", args.port), TCPHandler)]
     for s in servers:
         threading.Thread(target=s.serve_forever, daemon=True).start()

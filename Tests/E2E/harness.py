@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -73,6 +74,20 @@ def peer_seen(cp: subprocess.CompletedProcess) -> str | None:
         return json.loads(cp.stdout)["peer"]
     except (ValueError, KeyError):
         return None
+
+
+def await_failure(sock: socket.socket, since: float, timeout: float) -> tuple[str, float]:
+    """Reads once from an open flow that should fail: "reset", "EOF", "hang" (nothing within `timeout`)
+    or the unexpected data; and the seconds from `since` (a time.monotonic()) until it was known."""
+    sock.settimeout(timeout)
+    try:
+        b = sock.recv(16)
+        outcome = "EOF" if not b else f"unexpected data {b!r}"
+    except ConnectionResetError:
+        outcome = "reset"
+    except socket.timeout:
+        outcome = "hang"
+    return outcome, time.monotonic() - since
 
 
 def tail(path: Path | str, lines: int = 40) -> str:
@@ -153,6 +168,17 @@ class Runner:
                 p.stop(timeout=5)
             except Exception:
                 p.kill()
+
+
+def memory_kib(pid: int) -> dict[str, int]:
+    """VmRSS and RssAnon of a process, in KiB (/proc/PID/status)."""
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "RssAnon", "VmHWM"):
+                out[key] = int(value.split()[0])
+    return out
 
 
 def fd_count(pid: int) -> int:
@@ -249,6 +275,29 @@ def start_servers(runner: Runner, topo: Topology, pregen_mib: int = 64) -> Serve
     if not proc.alive():
         raise RuntimeError(f"servers.py exited {proc.popen.returncode}:\n{tail(proc.log)}")
     return Servers(proc, log)
+
+
+LATENCY_PORT = 9300  # latency.py's server
+
+
+def start_latency_server(runner: Runner, topo: Topology, port: int = LATENCY_PORT) -> Proc:
+    """latency.py's blocking server in the server namespace (the patterns are in its docstring)."""
+    ready = runner.workdir / f"latency-ready-{topo.prefix}.json"
+    proc = runner.start("latency-server", [PY, str(HERE / "latency.py"), "serve", "--port", str(port),
+                                           "--ready-file", str(ready)], ns=topo.server)
+    wait_for(lambda: ready.exists() or not proc.alive(), 15, what="latency.py to listen")
+    if not proc.alive():
+        raise RuntimeError(f"latency.py exited {proc.popen.returncode}:\n{tail(proc.log)}")
+    return proc
+
+
+def latency_probe(topo: Topology, *args: str, timeout: float = 60) -> dict:
+    """latency.py's probe in the client namespace against the server's IPv4 address: its figures."""
+    cp = topo.exec(topo.client, [PY, str(HERE / "latency.py"), "probe", "--host", netns.SERVER_V4,
+                                 "--port", str(LATENCY_PORT), *args], timeout=timeout)
+    if cp.returncode != 0:
+        raise RuntimeError(f"latency.py probe exited {cp.returncode}: {cp.stderr.strip()}")
+    return json.loads(cp.stdout)
 
 
 # -- UDP: an application's socket and one echo exchange ---------------------------------------------
@@ -377,6 +426,43 @@ def start_proxy(runner: Runner, topo: Topology, listen: str, target: str) -> Cou
     return CountingProxy(proc, status)
 
 
+@dataclass
+class FaultProxy:
+    """faultproxy.py in front of the relay; `inject(fault=..., ...)` arms one fault."""
+
+    proc: Proc
+    status_path: Path
+    control_path: Path
+
+    def status(self) -> dict:
+        try:
+            return json.loads(self.status_path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return {"connections": [], "commands": 0}
+
+    def connections(self) -> list[dict]:
+        return self.status()["connections"]
+
+    def inject(self, **command) -> None:
+        """Sends one command (faultproxy.py's doc lists them) and waits until the proxy took it."""
+        before = self.status()["commands"]
+        self.control_path.write_text(json.dumps(command))
+        self.proc.signal(signal.SIGUSR1)
+        wait_for(lambda: self.status()["commands"] > before, 5, what=f"the fault proxy to take {command}")
+
+
+def start_fault_proxy(runner: Runner, topo: Topology, listen: str, target: str) -> FaultProxy:
+    status, control = runner.workdir / "faultproxy-status.json", runner.workdir / "faultproxy-command.json"
+    ready = runner.workdir / "faultproxy-ready.json"
+    proc = runner.start("faultproxy", [PY, str(HERE / "faultproxy.py"), "--listen", listen, "--target", target,
+                                       "--status", str(status), "--ready-file", str(ready),
+                                       "--control", str(control)], ns=topo.relay)
+    wait_for(lambda: ready.exists() or not proc.alive(), 15, what="the fault proxy to listen")
+    if not proc.alive():
+        raise RuntimeError(f"faultproxy.py exited {proc.popen.returncode}:\n{tail(proc.log)}")
+    return FaultProxy(proc, status, control)
+
+
 def relay_argv(key: KeyPair, allow: Sequence[str], listen: str = f"0.0.0.0:{RELAY_PORT}",
                psk: Path | None = None, extra: Sequence[str] = ()) -> list[str]:
     argv = [sluice_bin(), "relay", "--listen", listen, "--private-key", str(key.path)]
@@ -387,7 +473,13 @@ def relay_argv(key: KeyPair, allow: Sequence[str], listen: str = f"0.0.0.0:{RELA
     level = os.environ.get("SLUICE_E2E_LOG_LEVEL")
     if level:
         argv += ["--log-level", level]
+    if "--control" not in extra:
+        # The relay's control socket in the test's own directory, never in this host's /run/sluice.
+        argv += ["--control", str(key.path.parent / f"relay-{next(_relay_sockets)}.sock")]
     return argv + list(extra)
+
+
+_relay_sockets = itertools.count(1)
 
 
 def client_argv(relay: str, relay_public: str, key: KeyPair, psk: Path | None = None,

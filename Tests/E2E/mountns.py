@@ -54,6 +54,10 @@ class NamespaceJail:
         return subprocess.run(self.argv(argv), capture_output=True, text=True, input=input,
                               timeout=self.run_timeout if timeout is None else timeout, env=h.clean_env())
 
+    def resolv(self) -> str:
+        """/etc/resolv.conf as the jail sees it."""
+        return self.run(["cat", "/etc/resolv.conf"]).stdout
+
     def state_files(self) -> list[str]:
         """What is in the jail's own /run/sluice."""
         return self.run(["sh", "-c", "ls -A /run/sluice 2>/dev/null || true"]).stdout.split()
@@ -94,3 +98,22 @@ class MountJail(NamespaceJail):
     def resolv(self) -> str:
         return self.run(["cat", "/etc/resolv.conf"]).stdout
 
+
+
+class FileJail(NamespaceJail):
+    """A `sleep` in network namespace `ns` and a private mount namespace in which each file of
+    `files` (path inside → text) is a copy of the test's, bind-mounted over the machine's: an
+    /etc/hosts only a process in the jail sees, say."""
+
+    def __init__(self, ns: str, workdir: Path, files: dict[str, str]) -> None:
+        mounts = []
+        for i, (target, text) in enumerate(files.items()):
+            copy = workdir / f"jail-file-{i}"
+            copy.write_text(text)
+            copy.chmod(0o644)
+            mounts.append(f"mount --bind '{copy}' '{target}'")
+        script = "set -e; " + "; ".join(mounts) + "; echo ready; exec sleep 100000"
+        self.proc = subprocess.Popen(["ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private",
+                                      "--", "sh", "-c", script],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self._await_ready("file jail")

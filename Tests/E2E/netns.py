@@ -32,6 +32,21 @@ address (10.40.0.1, fd40::1) that the relay cannot reach; the relay does not for
 `--route-all` the client reaches the server only through Sluice, the outside address only around it
 (`--exclude`), and every packet the client sends passes the router, where a test can count it.
 
+A fourth layout, "uplinks" (`Topology(layout="uplinks")`, sluice mode only), is a laptop with two
+ways to the relay, for network changes (Wi-Fi to Ethernet, a new DHCP address):
+
+    client ns                       relay ns (does not forward)                  server ns
+    to-relay 10.10.0.1/24      ──  to-client  10.10.0.2/24
+             fd10::1/64                       fd10::2/64
+    uplink2  10.50.0.1/24      ──  to-client2 10.50.0.2/24
+             fd50::1/64                       fd50::2/64
+    default via 10.10.0.2          lo 10.60.0.1/32 (the relay's service address)
+                                   to-server 10.20.0.1/24  ──  10.20.0.2/24 ...
+
+The relay listens on 10.60.0.1, which the client reaches only through its default route: moving
+that route to `uplink2` (and replacing the client's address on `to-relay`) changes the path to the
+relay under a running tunnel.
+
 Used by the pytest suite, by scripts/demo.sh (through the command line at the bottom) and by benchmarks.
 Every name carries a tag and the creating pid, so parallel or leftover runs never collide, and
 `gc` can remove namespaces whose creator is gone. Only processes inside our own namespaces are killed,
@@ -70,6 +85,10 @@ ROUTER_RELAY_SIDE_V4, ROUTER_RELAY_SIDE_V6 = "10.30.0.254", "fd30::254"
 RELAY_ROUTED_V4, RELAY_ROUTED_V6 = "10.30.0.2", "fd30::2"
 OUTSIDE_V4, OUTSIDE_V6 = "10.40.0.1", "fd40::1"
 OUTSIDE_NET_V4, OUTSIDE_NET_V6 = "10.40.0.0/24", "fd40::/64"
+# The "uplinks" layout.
+UPLINK2_CLIENT_V4, UPLINK2_CLIENT_V6 = "10.50.0.1", "fd50::1"
+UPLINK2_RELAY_V4, UPLINK2_RELAY_V6 = "10.50.0.2", "fd50::2"
+RELAY_SERVICE_V4 = "10.60.0.1"
 
 _counter = 0
 _counter_lock = threading.Lock()
@@ -167,15 +186,15 @@ class Topology:
 
     mode: str = "sluice"  # "sluice" or "kernel"
     tag: str = "e2e"
-    layout: str = "direct"  # "direct" (client ── relay ── server) or "router" (see the module doc)
+    layout: str = "direct"  # "direct" (client ── relay ── server), "router" or "uplinks" (see the module doc)
     prefix: str = ""
     created: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.mode not in ("sluice", "kernel"):
             raise ValueError(f"mode must be sluice or kernel, not {self.mode!r}")
-        if self.layout not in ("direct", "router") or (self.layout == "router" and self.mode != "sluice"):
-            raise ValueError(f"layout must be direct, or router in sluice mode, not {self.layout!r} in {self.mode} mode")
+        if self.layout not in ("direct", "router", "uplinks") or (self.layout != "direct" and self.mode != "sluice"):
+            raise ValueError(f"layout must be direct, or router or uplinks in sluice mode, not {self.layout!r} in {self.mode} mode")
         if not self.prefix:
             global _counter
             with _counter_lock:
@@ -245,6 +264,9 @@ class Topology:
         if self.layout == "router":
             self._create_routed()
             return
+        if self.layout == "uplinks":
+            self._create_uplinks()
+            return
         # veths are made directly inside the namespaces: nothing ever appears in the root namespace.
         run(["ip", "-n", self.client, "link", "add", "to-relay", "type", "veth",
              "peer", "name", "to-client", "netns", self.relay])
@@ -300,6 +322,28 @@ class Topology:
         run(["ip", "-n", self.client, "-6", "route", "add", "default", "via", ROUTER_CLIENT_SIDE_V6])
         run(["ip", "-n", self.relay, "route", "add", CLIENT_NET_V4, "via", ROUTER_RELAY_SIDE_V4])
         run(["ip", "-n", self.relay, "-6", "route", "add", CLIENT_NET_V6, "via", ROUTER_RELAY_SIDE_V6])
+
+    def _create_uplinks(self) -> None:
+        for dev, peer in (("to-relay", "to-client"), ("uplink2", "to-client2")):
+            run(["ip", "-n", self.client, "link", "add", dev, "type", "veth", "peer", "name", peer, "netns", self.relay])
+        run(["ip", "-n", self.relay, "link", "add", "to-server", "type", "veth",
+             "peer", "name", "to-relay", "netns", self.server])
+        for ns, dev, v4, v6 in (
+            (self.client, "to-relay", CLIENT_V4, CLIENT_V6),
+            (self.client, "uplink2", UPLINK2_CLIENT_V4, UPLINK2_CLIENT_V6),
+            (self.relay, "to-client", RELAY_CLIENT_SIDE_V4, RELAY_CLIENT_SIDE_V6),
+            (self.relay, "to-client2", UPLINK2_RELAY_V4, UPLINK2_RELAY_V6),
+            (self.relay, "to-server", RELAY_SERVER_SIDE_V4, RELAY_SERVER_SIDE_V6),
+            (self.server, "to-relay", SERVER_V4, SERVER_V6),
+        ):
+            run(["ip", "-n", ns, "addr", "add", f"{v4}/24", "dev", dev])
+            run(["ip", "-n", ns, "addr", "add", f"{v6}/64", "dev", dev, "nodad"])
+            run(["ip", "-n", ns, "link", "set", dev, "up"])
+        run(["ip", "-n", self.relay, "addr", "add", f"{RELAY_SERVICE_V4}/32", "dev", "lo"])
+        self._wait_links_ready()
+        self.sysctl(self.relay, "net.ipv4.ip_forward", "0")
+        self.sysctl(self.relay, "net.ipv6.conf.all.forwarding", "0")
+        run(["ip", "-n", self.client, "route", "add", "default", "via", RELAY_CLIENT_SIDE_V4])
 
     def _wait_links_ready(self, timeout: float = 10.0) -> None:
         """Waits until every veth is UP with its IPv6 link-local address: the kernel turns a new

@@ -5,7 +5,7 @@
 
 For every connection it counts bytes each way, keeps the first --capture bytes the client sent
 (message 1 of the handshake is exactly the first 125), and notes which side closed first. The
---status file is rewritten atomically (every 0.1 s while something changed) as
+--status file is rewritten atomically (every 0.05 s while something changed) as
 {"connections": [{"id", "opened", "c2s", "s2c", "first_c2s", "closed_by", "closed_after"}]}
 with first_c2s in hex and closed_by "client", "target" or null while open.
 """
@@ -26,7 +26,31 @@ def split_hostport(s: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-class Proxy:
+class StatusFile:
+    """A proxy's --status file: rewritten atomically from `snapshot()` every 0.05 s while `dirty`.
+    Shared with faultproxy.py."""
+
+    status: str
+    dirty: bool = True
+
+    def snapshot(self) -> dict:
+        raise NotImplementedError
+
+    def write_status(self) -> None:
+        tmp = self.status + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.snapshot(), f)
+        os.replace(tmp, self.status)
+
+    async def status_loop(self) -> None:
+        while True:
+            if self.dirty:
+                self.dirty = False
+                self.write_status()
+            await asyncio.sleep(0.05)
+
+
+class Proxy(StatusFile):
     def __init__(self, target: tuple[str, int], status: str, capture: int) -> None:
         self.target, self.status, self.capture = target, status, capture
         self.conns: list[dict] = []
@@ -73,34 +97,27 @@ class Proxy:
         cwriter.close()
         twriter.close()
 
-    def write_status(self) -> None:
-        conns = [{k: v for k, v in c.items() if not k.startswith("_")} | {"first_c2s": c["_first"].hex()}
-                 for c in self.conns]
-        tmp = self.status + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump({"connections": conns}, f)
-        os.replace(tmp, self.status)
-
-    async def status_loop(self) -> None:
-        while True:
-            if self.dirty:
-                self.dirty = False
-                self.write_status()
-            await asyncio.sleep(0.1)
+    def snapshot(self) -> dict:
+        return {"connections": [{k: v for k, v in c.items() if not k.startswith("_")} | {"first_c2s": c["_first"].hex()}
+                                for c in self.conns]}
 
 
-async def main_async(args) -> None:
+async def serve(proxy, args, setup=None) -> None:
+    """Runs `proxy` (its `handle`, `write_status` and `status_loop`) on --listen until SIGTERM or
+    SIGINT, writing --ready-file once it listens; `setup(loop)` adds signal handlers of its own.
+    Shared with faultproxy.py."""
     host, port = split_hostport(args.listen)
-    proxy = Proxy(split_hostport(args.target), args.status, args.capture)
     server = await asyncio.start_server(proxy.handle, host, port, reuse_address=True)
+    loop = asyncio.get_running_loop()
+    if setup:
+        setup(loop)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
     proxy.write_status()
     with open(args.ready_file + ".tmp", "w") as f:
         json.dump({"pid": os.getpid()}, f)
     os.replace(args.ready_file + ".tmp", args.ready_file)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
     status = asyncio.create_task(proxy.status_loop())
     await stop.wait()
     status.cancel()
@@ -108,14 +125,21 @@ async def main_async(args) -> None:
     proxy.write_status()
 
 
-def main() -> int:
+def arguments() -> argparse.ArgumentParser:
+    """The options every proxy here takes."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--listen", required=True)
     ap.add_argument("--target", required=True)
     ap.add_argument("--status", required=True)
     ap.add_argument("--ready-file", required=True)
+    return ap
+
+
+def main() -> int:
+    ap = arguments()
     ap.add_argument("--capture", type=int, default=125)
-    asyncio.run(main_async(ap.parse_args()))
+    args = ap.parse_args()
+    asyncio.run(serve(Proxy(split_hostport(args.target), args.status, args.capture), args))
     return 0
 
 

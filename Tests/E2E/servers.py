@@ -184,6 +184,7 @@ async def handle_tcp(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
                 h.update(b)
                 got += len(b)
                 state["received"] = got
+                state["intact"] = ok  # logged with an error too: was every byte right until then?
                 writer.write(b)
                 await writer.drain()
                 state["echoed"] = got

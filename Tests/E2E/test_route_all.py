@@ -21,6 +21,7 @@ import pytest
 import harness as h
 import mountns
 import netns
+import resolvers
 
 pytestmark = pytest.mark.sluice
 
@@ -132,13 +133,9 @@ def routed(request, runner):
     router_http = runner.start("router-servers", [h.PY, str(h.HERE / "servers.py"), "--http-port", str(h.HTTP_PORT),
                                                   "--tcp-port", str(h.TCP_PORT), "--log", str(runner.workdir / "router-events.jsonl"),
                                                   "--ready-file", str(ready), "--pregen-mib", "1"], ns=topo.router)
-    dns_ready = runner.workdir / "dns-ready"
-    dns_log = runner.workdir / "dns.jsonl"
-    dns = runner.start("resolver", [h.PY, str(h.HERE / "fake_resolver.py"), "--log", str(dns_log), "--ready-file",
-                                    str(dns_ready), "--a", netns.SERVER_V4, "--aaaa", netns.SERVER_V6], ns=topo.server)
-    h.wait_for(lambda: (ready.exists() and dns_ready.exists()) or not router_http.alive() or not dns.alive(), 30,
-               what="the router's HTTP server and the resolver")
-    assert router_http.alive() and dns.alive(), "a test server did not start"
+    dns = resolvers.start_resolver(runner, topo.server, "resolver", netns.SERVER_V4, netns.SERVER_V6)
+    h.wait_for(lambda: ready.exists() or not router_http.alive(), 30, what="the router's HTTP server")
+    assert router_http.alive(), "the router's HTTP server did not start"
     relay_key = h.make_keypair(runner.workdir, "relay")
     client_key = h.make_keypair(runner.workdir, "client")
     relay = runner.start("relay", h.relay_argv(relay_key, [client_key.public]), ns=topo.relay)
@@ -147,7 +144,7 @@ def routed(request, runner):
         jail = mountns.MountJail(topo.client, runner.workdir, ORIGINAL_RESOLV)
     except RuntimeError as e:
         pytest.skip(str(e))
-    return Routed(topo, runner, jail, relay_key, client_key, relay, dns_log)
+    return Routed(topo, runner, jail, relay_key, client_key, relay, dns.log)
 
 
 def dns_queries(r: Routed) -> list[dict]:
@@ -245,7 +242,8 @@ def test_sigterm_restores_everything(routed):
     during = r.snapshot()
     assert "table inet sluice" in during["nft"][0]
     assert during["resolv"] != before["resolv"] and during["rules4"] != before["rules4"] and during["rules6"] != before["rules6"]
-    assert during["state_files"] == [f"{h.TUN}.json", f"{h.TUN}.resolv.conf"], during["state_files"]
+    # The crash record, the resolver backup and the control socket (sluice status).
+    assert during["state_files"] == [f"{h.TUN}.json", f"{h.TUN}.resolv.conf", f"{h.TUN}.sock"], during["state_files"]
     assert r.client.stop(timeout=10) == 0
     after = r.snapshot()
     assert h.state_diff(before, after) == [], "not exactly as before sluice up"

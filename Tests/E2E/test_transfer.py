@@ -6,7 +6,6 @@ traffic came out of the relay (sluice mode) rather than straight from the client
 """
 
 import errno
-import hashlib
 import json
 import re
 import signal
@@ -24,13 +23,6 @@ SIZE = 64 * content.MiB
 FAMILIES = ["ipv4", "ipv6"]
 
 
-def file_sha256(path) -> str:
-    d = hashlib.sha256()
-    with open(path, "rb") as f:
-        while b := f.read(1 << 20):
-            d.update(b)
-    return d.hexdigest()
-
 
 def server_events(t, **match) -> list[dict]:
     return [e for e in t.servers.events() if all(e.get(k) == v for k, v in match.items())]
@@ -44,7 +36,7 @@ def test_download_64mib(make_tunnel, family):
     r = h.curl(t.topo, ["-o", str(out), h.url(t.topo, family, path)], max_time=90)
     assert r.ok, f"curl failed ({r.returncode}): {r.stderr}"
     assert out.stat().st_size == SIZE
-    assert file_sha256(out) == content.sha256(SIZE), "downloaded content differs from what the server sent"
+    assert content.file_sha256(out) == content.sha256(SIZE), "downloaded content differs from what the server sent"
     seen = server_events(t, method="GET", path=path)
     assert [e["peer"] for e in seen] == [t.topo.expected_peer(family)]
     assert seen[0]["bytes_out"] == SIZE
@@ -140,6 +132,6 @@ def test_json_configs_and_ipv6_carrier(runner, topology, servers):
                 break
             time.sleep(0.2)
         assert r.ok, f"{family}: curl failed ({r.returncode}): {r.stderr}"
-        assert file_sha256(out) == content.sha256(size)
+        assert content.file_sha256(out) == content.sha256(size)
     peers = {e["peer"] for e in servers.events() if e.get("method") == "GET"}
     assert peers == {netns.RELAY_SERVER_SIDE_V4, netns.RELAY_SERVER_SIDE_V6}

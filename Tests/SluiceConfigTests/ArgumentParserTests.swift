@@ -118,22 +118,46 @@ final class ArgumentParserTests: XCTestCase {
         let expected: [String: [String]] = [
             "keygen": ["output", "force", "help"],
             "pubkey": ["help"],
-            "relay": ["listen", "private-key", "allow-client", "psk", "max-streams", "handshake-timeout", "udp-timeout",
-                      "max-udp-mappings", "no-bench", "log-level", "config", "help"],
-            "up": ["relay", "relay-public-key", "private-key", "psk", "tun", "address", "route", "mtu", "carriers", "fwmark",
-                   "table", "dns", "route-all", "exclude", "route-local", "kill-switch", "no-ipv6", "app-cgroup",
-                   "udp-timeout", "max-udp-mappings", "log-level", "config", "help"],
+            "relay": ["listen", "private-key", "allow-client", "psk", "max-streams", "max-stream-rate", "handshake-timeout", "udp-timeout",
+                      "max-udp-mappings", "allow-destination", "deny-destination", "max-pending-handshakes", "no-bench", "control",
+                      "log-level", "config", "help"],
+            "up": ["relay", "relay-public-key", "private-key", "psk", "upstream", "tun", "address", "route", "mtu", "carriers", "fwmark",
+                   "table", "dns", "dns-domain", "resolver", "route-all", "exclude", "route-local", "kill-switch", "no-ipv6", "app-cgroup",
+                   "udp-timeout", "max-udp-mappings", "ping-interval", "ping-misses", "log-level", "config", "help"],
             "down": ["tun", "log-level", "help"],
+            "status": ["tun", "relay", "control", "json", "watch", "help"],
             "exec": ["tun", "bypass", "log-level", "help"],
             "cgroup": ["tun", "log-level", "help"],
             "bench": ["relay", "relay-public-key", "private-key", "psk", "seconds", "direction", "streams", "carriers", "json",
                       "log-level", "config", "help"],
+            "socks": ["listen", "relay", "relay-public-key", "private-key", "psk", "carriers", "auth-file", "log-level", "config", "help"],
         ]
         XCTAssertEqual(Dictionary(uniqueKeysWithValues: CommandSpec.all.map { ($0.name, $0.flags.map(\.name)) }), expected)
         let repeatable = CommandSpec.all.flatMap { $0.flags.filter(\.repeatable).map { "\($0.name)" } }
-        XCTAssertEqual(Set(repeatable), ["allow-client", "address", "route", "dns", "exclude", "app-cgroup"])
+        XCTAssertEqual(Set(repeatable), ["allow-client", "address", "route", "dns", "dns-domain", "exclude", "app-cgroup",
+                                         "allow-destination", "deny-destination"])
         XCTAssertEqual(CommandSpec.up.flag(named: "route-all")?.jsonKey, "routeAll")
         XCTAssertEqual(CommandSpec.up.flag(named: "no-ipv6")?.jsonKey, "noIpv6")
         XCTAssertEqual(CommandSpec.up.flag(named: "relay-public-key")?.jsonKey, "relayPublicKey")
+    }
+}
+
+final class StatusCommandTests: XCTestCase {
+    func testStatusFlags() throws {
+        XCTAssertEqual(try CommandLineParser.parse(arguments: ["status"]), .status(StatusConfig()))
+        XCTAssertEqual(try CommandLineParser.parse(arguments: ["status", "--tun", "sluice0", "--json"]),
+                       .status(StatusConfig(tun: "sluice0", json: true)))
+        XCTAssertEqual(try CommandLineParser.parse(arguments: ["status", "--control", "/tmp/r.sock"]),
+                       .status(StatusConfig(relayOnly: true, control: "/tmp/r.sock")))
+        XCTAssertEqual(try CommandLineParser.parse(arguments: ["status", "--relay", "--watch"]),
+                       .status(StatusConfig(relayOnly: true, watch: true)))
+    }
+
+    func testStatusRefusesContradictions() {
+        for arguments in [["status", "--json", "--watch"], ["status", "--tun", "sluice0", "--relay"]] {
+            XCTAssertThrowsError(try CommandLineParser.parse(arguments: arguments)) { error in
+                XCTAssertTrue("\(error)".contains("cannot be given together"), "\(error)")
+            }
+        }
     }
 }

@@ -103,6 +103,19 @@ final class ClientCommandTests: KeyFilesTestCase {
         assertConfigError(parsing(["up"] + args), contains: ["--relay-public-key", "decodes to 30 bytes"])
     }
 
+    func testPingSettings() throws {
+        let defaults = try parseUp(minimal())
+        XCTAssertEqual(defaults.pingInterval, .seconds(5))
+        XCTAssertEqual(defaults.pingMisses, 3)
+        let fast = try parseUp(minimal(["--ping-interval", "0.5", "--ping-misses", "4"]))
+        XCTAssertEqual(fast.pingInterval, .milliseconds(500))
+        XCTAssertEqual(fast.pingMisses, 4)
+        assertConfigError(parsing(["up"] + minimal(["--ping-interval", "0.05"])),
+                          contains: ["--ping-interval 0.05 is out of range", "0.1 to 20 seconds"])
+        assertConfigError(parsing(["up"] + minimal(["--ping-interval", "30"])), contains: ["--ping-interval 30 is out of range"])
+        assertConfigError(parsing(["up"] + minimal(["--ping-misses", "0"])), contains: ["--ping-misses 0 is out of range", "1 to 100"])
+    }
+
     func testMTURange() {
         let low = assertConfigError(parsing(["up"] + minimal(["--mtu", "1279"])), contains: ["--mtu 1279 is out of range", "1280 to 65535"])
         XCTAssertEqual(low, .outOfRange(.flag("mtu"), value: "1279", allowed: "1280 to 65535"))

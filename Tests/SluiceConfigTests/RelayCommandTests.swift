@@ -79,6 +79,38 @@ final class RelayCommandTests: KeyFilesTestCase {
         assertConfigError(parsing(["relay"] + minimal + ["--handshake-timeout", "nan"]), contains: ["--handshake-timeout nan"])
     }
 
+    func testDestinationPolicyFlags() throws {
+        let config = try parseRelay(minimal + [
+            "--allow-destination", "169.254.169.254/32", "--allow-destination", "127.0.0.0/8",
+            "--allow-destination", "169.254.169.254/32", "--deny-destination", "10.0.0.0/8", "--deny-destination", "fd00::/8",
+        ])
+        XCTAssertEqual(config.allowDestinations, [IPPrefix("169.254.169.254/32")!, IPPrefix("127.0.0.0/8")!])
+        XCTAssertEqual(config.denyDestinations, [IPPrefix("10.0.0.0/8")!, IPPrefix("fd00::/8")!])
+        XCTAssertEqual(try parseRelay(minimal).allowDestinations, [])
+        XCTAssertEqual(try parseRelay(minimal).denyDestinations, [])
+
+        assertConfigError(parsing(["relay"] + minimal + ["--deny-destination", "10.0.0.1/8"]),
+                          contains: ["--deny-destination 10.0.0.1/8 has bits set beyond its prefix length", "10.0.0.0/8"])
+        assertConfigError(parsing(["relay"] + minimal + ["--allow-destination", "metadata"]),
+                          contains: ["--allow-destination metadata is not a prefix"])
+        let error = assertConfigError(parsing(["relay"] + minimal + ["--allow-destination", "10.0.0.0/8", "--deny-destination", "10.0.0.0/8"]),
+                                      contains: ["--deny-destination 10.0.0.0/8 is allowed by --allow-destination as well"])
+        XCTAssertEqual(error, .allowedAndDenied(.flag("deny-destination"), value: "10.0.0.0/8", other: .flag("allow-destination")))
+    }
+
+    func testMaxStreamRate() throws {
+        XCTAssertEqual(try parseRelay(minimal).maxStreamRate, 5_000)
+        XCTAssertEqual(try parseRelay(minimal + ["--max-stream-rate", "500"]).maxStreamRate, 500)
+        assertConfigError(parsing(["relay"] + minimal + ["--max-stream-rate", "0"]), contains: ["--max-stream-rate 0 is out of range"])
+    }
+
+    func testMaxPendingHandshakes() throws {
+        XCTAssertEqual(try parseRelay(minimal).maxPendingHandshakes, 256)
+        XCTAssertEqual(try parseRelay(minimal + ["--max-pending-handshakes", "10"]).maxPendingHandshakes, 10)
+        assertConfigError(parsing(["relay"] + minimal + ["--max-pending-handshakes", "0"]),
+                          contains: ["--max-pending-handshakes 0 is out of range", "1 to 65536"])
+    }
+
     func testLogLevelCheck() {
         assertConfigError(parsing(["relay"] + minimal + ["--log-level", "verbose"]),
                           contains: ["--log-level verbose", "error, warning, info, debug, trace"])

@@ -93,3 +93,44 @@ final class RouteAllConfigTests: KeyFilesTestCase {
         assertConfigError(parsing(["down", "--relay", "10.0.0.1:1"]), contains: ["--relay", "sluice up"])
     }
 }
+
+/// Split DNS (`--dns-domain`) and the resolver mode (`--resolver`).
+final class DNSConfigTests: KeyFilesTestCase {
+    private func minimal(_ extra: [String] = []) -> [String] {
+        ["--relay", "10.10.0.2:7000", "--relay-public-key", TestKeys.text(TestKeys.relayPublic), "--private-key", keys.client,
+         "--tun", "sluice0", "--address", "198.18.0.1/30"] + extra
+    }
+
+    func testDefaults() throws {
+        let config = try parseUp(minimal(["--dns", "10.20.0.2"]))
+        XCTAssertEqual(config.dnsDomains, [])
+        XCTAssertEqual(config.resolver, .auto)
+    }
+
+    func testDomainsAreNormalisedAndDeduplicated() throws {
+        let config = try parseUp(minimal(["--dns", "10.20.0.2", "--dns-domain", "Corp.Test.", "--dns-domain", "corp.test",
+                                          "--dns-domain", "lab.example", "--resolver", "file"]))
+        XCTAssertEqual(config.dnsDomains, [DNSName("corp.test")!, DNSName("lab.example")!])
+        XCTAssertEqual(config.resolver, .file)
+    }
+
+    func testDomainNeedsDNS() {
+        assertConfigError(parsing(["up"] + minimal(["--dns-domain", "corp.test"])), contains: ["--dns-domain", "only applies together with --dns"])
+    }
+
+    func testBadDomains() {
+        assertConfigError(parsing(["up"] + minimal(["--dns", "9.9.9.9", "--dns-domain", "a..b"])), contains: ["--dns-domain", "a..b", "corp.example"])
+        assertConfigError(parsing(["up"] + minimal(["--dns", "9.9.9.9", "--dns-domain", "."])), contains: ["--dns-domain", "leave out --dns-domain"])
+    }
+
+    func testBadResolverMode() {
+        assertConfigError(parsing(["up"] + minimal(["--resolver", "networkmanager"])), contains: ["--resolver", "networkmanager", "auto, resolved or file"])
+    }
+
+    func testConfigFileKeys() throws {
+        let path = try dir.write("client.json", #"{"dns": ["10.20.0.2"], "dnsDomain": ["corp.test"], "resolver": "resolved"}"#)
+        let config = try parseUp(minimal(["--config", path]))
+        XCTAssertEqual(config.dnsDomains, [DNSName("corp.test")!])
+        XCTAssertEqual(config.resolver, .resolved)
+    }
+}

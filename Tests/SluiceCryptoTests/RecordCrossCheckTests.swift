@@ -2,6 +2,7 @@ import CSodium
 import Foundation
 import XCTest
 @testable import SluiceCrypto
+import SluiceIO
 
 /// Records are sealed and opened through libsodium's ChaCha20-Poly1305 (`RecordAEAD`). These tests
 /// hold the AEAD call to RFC 8439's vector, and whole records — length mask, nonce, additional data,

@@ -1,17 +1,8 @@
+import SluiceTestSupport
 import XCTest
 @testable import SluiceCrypto
+import SluiceIO
 
-/// A seeded generator, so that a failing split pattern can be reproduced.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 final class RecordTests: XCTestCase {
     let key = try! SymmetricKey(bytes: Array(0..<32))
@@ -60,7 +51,7 @@ final class RecordTests: XCTestCase {
     }
 
     func testByteByByteFeeding() throws {
-        var rng = SplitMix64(state: 1)
+        var rng = SplitMix64(seed: 1)
         let plaintexts = randomPlaintexts(40, maxLength: 300, rng: &rng) + [[UInt8](repeating: 0xab, count: RecordFormat.maxPlaintextLength)]
         let stream = try sealAll(plaintexts, sealer: RecordSealer(key: key))
         let opener = RecordOpener(key: key)
@@ -75,7 +66,7 @@ final class RecordTests: XCTestCase {
 
     func testRandomSplitPoints() throws {
         for seed in 1...20 as ClosedRange<UInt64> {
-            var rng = SplitMix64(state: seed)
+            var rng = SplitMix64(seed: seed)
             let plaintexts = randomPlaintexts(30, maxLength: 5000, rng: &rng)
             let stream = try sealAll(plaintexts, sealer: RecordSealer(key: key))
             let opener = RecordOpener(key: key)
@@ -92,7 +83,7 @@ final class RecordTests: XCTestCase {
     }
 
     func testManyRecordsInOneChunkThroughReceive() throws {
-        var rng = SplitMix64(state: 99)
+        var rng = SplitMix64(seed: 99)
         let plaintexts = randomPlaintexts(200, maxLength: 1500, rng: &rng)
         let stream = try sealAll(plaintexts, sealer: RecordSealer(key: key))
         let opener = RecordOpener(key: key)
@@ -243,7 +234,7 @@ final class RecordTests: XCTestCase {
         let initiator = try SluiceInitiator(localStatic: client, relayStatic: relay.publicKey)
         let response = try SluiceResponder(localStatic: relay)
             .respond(to: initiator.message1, isAllowed: { _ in true }, replayGuard: ReplayGuard())
-        let clientKeys = try initiator.finish(message2: response.message2)
+        let clientKeys = try initiator.finish(message2: response.message2).keys
 
         let up = try sealAll([Array("to relay".utf8)], sealer: RecordSealer(key: clientKeys.sending))
         let relayOpener = RecordOpener(key: response.keys.receiving)

@@ -23,7 +23,9 @@ final class SluiceHandshakeTests: XCTestCase {
         XCTAssertEqual(response.timestamp, start)
         XCTAssertEqual(guardTable.newestTimestamp(for: clientKey.publicKey), start)
 
-        let clientKeys = try initiator.finish(message2: response.message2)
+        let accepted = try initiator.finish(message2: response.message2)
+        XCTAssertEqual(accepted.relayFeatures, 0, "a relay made without features advertises none")
+        let clientKeys = accepted.keys
         XCTAssertEqual(clientKeys.sending, response.keys.receiving)
         XCTAssertEqual(clientKeys.receiving, response.keys.sending)
         XCTAssertNotEqual(clientKeys.sending, clientKeys.receiving)
@@ -46,9 +48,10 @@ final class SluiceHandshakeTests: XCTestCase {
         XCTAssertEqual(Array(payload1.suffix(16)),
                        Array(zeroKey.withUnsafeBytes { NoiseHash.hmac(key: $0, Array("sluice psk proof".utf8),
                                                                       Array(initiator.message1.prefix(32)), start.bytes) }.prefix(16)))
+        // A relay that predates feature bits sends 15 zero bytes after the version: no features.
         let message2 = try relay.writeMessage(payload: [1] + [UInt8](repeating: 0, count: 15))
         XCTAssertEqual(message2.count, 64)
-        XCTAssertNoThrow(try initiator.finish(message2: message2))
+        XCTAssertEqual(try initiator.finish(message2: message2).relayFeatures, 0)
 
         let ephemeral = PrivateKey.generate()
         var client = try HandshakeState(pattern: .IKpsk2, cipher: .chaChaPoly, initiator: true,
@@ -157,6 +160,25 @@ final class SluiceHandshakeTests: XCTestCase {
             }
         }
         XCTAssertNoThrow(try initiator.finish(message2: response.message2))
+    }
+
+    /// Message 2's payload (docs/protocol.md §1.1): version, features u32 big-endian, 11 zero bytes;
+    /// the client reads the bits back, unknown ones included.
+    func testMessage2CarriesTheRelaysFeatureBits() throws {
+        let relay = SluiceResponder(localStatic: relayKey, features: 0x8000_0101)
+        let initiator = try SluiceInitiator(localStatic: clientKey, relayStatic: relayKey.publicKey, timestamp: start)
+        let response = try relay.respond(to: initiator.message1, isAllowed: allowClient, replayGuard: ReplayGuard())
+        XCTAssertEqual(try initiator.finish(message2: response.message2).relayFeatures, 0x8000_0101)
+
+        // The bytes, read by the generic Noise layer.
+        let ephemeral = PrivateKey.generate()
+        var client = try HandshakeState(pattern: .IKpsk2, cipher: .chaChaPoly, initiator: true,
+                                        prologue: SluiceHandshake.prologue, localStatic: clientKey, localEphemeral: ephemeral,
+                                        remoteStatic: relayKey.publicKey, psk: .zero)
+        let proof = SluiceHandshake.pskProof(psk: .zero, ephemeral: ephemeral.publicKey.bytes, timestamp: start)
+        let message1 = try client.writeMessage(payload: [1] + start.bytes + proof)
+        let second = try relay.respond(to: message1, isAllowed: allowClient, replayGuard: ReplayGuard())
+        XCTAssertEqual(try client.readMessage(second.message2), [1, 0x80, 0x00, 0x01, 0x01] + [UInt8](repeating: 0, count: 11))
     }
 
     func testWrongSizesAreRejectedBeforeAnyCrypto() throws {

@@ -1,4 +1,5 @@
 import Glibc
+import SluiceSystem
 import XCTest
 
 @testable import SluiceHost
@@ -42,6 +43,6 @@ final class HostErrorTests: XCTestCase {
         XCTAssertEqual(HostError.tunAttach(device: "x", errno: EBUSY).errno, EBUSY)
         XCTAssertEqual(HostError.noSuchInterface(name: "x").errno, ENODEV)
         XCTAssertNil(HostError.invalidInterfaceName(name: "", reason: "").errno)
-        XCTAssertEqual(Errno.name(4095), "errno 4095")
+        XCTAssertEqual(SystemError.name(4095), "errno 4095")
     }
 }

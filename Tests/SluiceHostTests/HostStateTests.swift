@@ -30,6 +30,7 @@ final class HostStateTests: XCTestCase {
         .resolver(ResolverBackup(path: "/etc/resolv.conf", backupPath: "/run/sluice/sluice0.resolv.conf", original: .file, written: "nameserver 9.9.9.9\n")),
         .resolver(ResolverBackup(path: "/etc/resolv.conf", backupPath: "", original: .symlink(target: "../run/systemd/resolve/stub-resolv.conf"), written: "x")),
         .resolver(ResolverBackup(path: "/etc/resolv.conf", backupPath: "", original: .absent, written: "")),
+        .resolvedLink(interface: "sluice0", index: 7),
     ]
 
     func testRoundTripOfEveryStep() throws {
@@ -118,5 +119,27 @@ final class HostStateTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("another mount namespace"), "\(error)")
         }
         XCTAssertNotNil(try HostState.load(path: path), "left alone")
+    }
+
+    /// The resolved step is kept as the interface and the index it had; the record reads like that.
+    func testResolvedLinkStepRecord() throws {
+        let state = HostState(tun: "sluice0", pid: 42, processStart: 7, netNamespace: 1, mountNamespace: 2,
+                              steps: [.resolvedLink(interface: "sluice0", index: 7)])
+        let text = String(decoding: state.encoded(), as: UTF8.self)
+        let compact = text.filter { !$0.isWhitespace }
+        XCTAssertTrue(compact.contains(#""steps":[{"resolvedLink":{"index":7,"interface":"sluice0"}}]"#), text)
+        XCTAssertEqual(try HostState.decode(state.encoded(), path: "x"), state)
+    }
+
+    /// After a crash the TUN is gone, and resolved dropped the link with it: `sluice down` counts the
+    /// step as undone without asking the bus (no bus is needed here), and removes the record.
+    func testResolvedLinkOfAVanishedInterfaceCountsAsUndone() throws {
+        let path = HostState.path(for: "slst2", directory: directory)
+        var crashed = HostState.forThisProcess(tun: "slst2")
+        crashed.pid = Int32.max - 1
+        crashed.steps = [.resolvedLink(interface: "slst-gone0", index: 99_999)]
+        try crashed.save(to: path)
+        XCTAssertEqual(try HostState.undoLeftovers(at: path), [])
+        XCTAssertNil(try HostState.load(path: path))
     }
 }

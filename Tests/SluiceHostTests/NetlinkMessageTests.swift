@@ -1,4 +1,4 @@
-import CSluiceShims
+import CSluiceHostShims
 import Glibc
 import SluiceWire
 import XCTest

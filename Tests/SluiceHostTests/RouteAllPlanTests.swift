@@ -92,6 +92,17 @@ final class RouteAllPlanTests: XCTestCase {
                           "carriers to an IPv6 relay pass before IPv6 is rejected")
     }
 
+    func testSocksUpstreamLetsMarkedUDPToTheServerPass() {
+        let text = FirewallRuleset(tun: "s", relay: SocketEndpoint("[fd30::2]:1080")!, fwmark: 0x534c, killSwitch: true, blockIPv6: true,
+                                   relayUDP: true).text
+        let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let udp = lines.firstIndex(of: "meta mark 0x534c ip6 daddr fd30::2 meta l4proto udp accept")
+        XCTAssertNotNil(udp, "a UDP association's port comes with each association: any port, that address, marked only")
+        XCTAssertLessThan(udp ?? .max, lines.firstIndex { $0.hasPrefix("meta nfproto ipv6") }!, "before IPv6 is rejected")
+        XCTAssertFalse(FirewallRuleset(tun: "s", relay: SocketEndpoint("10.30.0.2:7000")!, fwmark: 1, killSwitch: true, blockIPv6: false).text
+            .contains("udp accept"), "a relay takes TCP only")
+    }
+
     func testResolverContent() {
         let change = ResolverChange(backupPath: "/run/sluice/s.resolv.conf",
                                     nameservers: ["10.0.0.1", "fd00::1", "10.0.0.2", "10.0.0.3"].map { IPAddress($0)! }, owner: "tunnel s")

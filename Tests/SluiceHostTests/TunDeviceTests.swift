@@ -1,4 +1,4 @@
-import CSluiceShims
+import CSluiceHostShims
 import Glibc
 import SluiceWire
 import XCTest
@@ -114,14 +114,14 @@ final class TunDeviceTests: NamespacedTestCase {
         try netlink.add(InterfaceAddress(IPPrefix("10.99.0.1/24")!, on: "slecho0"))
 
         let request = ICMPEcho.request(from: [10, 99, 0, 2], to: [10, 99, 0, 1], identifier: 0x5157, sequence: 1, payload: Array("sluice".utf8))
-        XCTAssertEqual(try request.withUnsafeBytes { try tun.write($0) }, .transferred(request.count))
+        XCTAssertEqual(try request.withUnsafeBytes { try tun.write($0) }, .done(request.count))
 
         var buffer = [UInt8](repeating: 0, count: 2048)
         let deadline = Date().addingTimeInterval(3)
         while Date() < deadline {
             var pfd = pollfd(fd: tun.fd, events: Int16(POLLIN), revents: 0)
             guard poll(&pfd, 1, 200) == 1 else { continue }
-            guard case .transferred(let n) = try buffer.withUnsafeMutableBytes({ try tun.read(into: $0) }) else { continue }
+            guard case .done(let n) = try buffer.withUnsafeMutableBytes({ try tun.read(into: $0) }) else { continue }
             let packet = Array(buffer[..<n])
             guard packet.count >= 28, packet[0] >> 4 == 4, packet[9] == 1, packet[20] == 0 else { continue }  // IPv4 ICMP echo reply
             XCTAssertEqual(Array(packet[12..<16]), [10, 99, 0, 1])

@@ -207,7 +207,7 @@ final class DatagramFrameTests: XCTestCase {
             (0x0A, 1, "ff 61", .badDatagramFlags(0xFF)),
             (0x0A, 0, "00 61", .badStream(.datagram, 0)),
             (0x0B, 1, "00 0000 " + v4, .badDatagramErrorCode(0)),
-            (0x0B, 1, "04 0000 " + v4, .badDatagramErrorCode(4)),
+            (0x0B, 1, "05 0000 " + v4, .badDatagramErrorCode(5)),
             (0x0B, 1, "ff 0000 " + v4, .badDatagramErrorCode(255)),
             (0x0B, 1, "", .badLength(.datagramError, 0)),
             (0x0B, 1, "01 0000", .badLength(.datagramError, 3)),
@@ -236,7 +236,7 @@ final class DatagramFrameTests: XCTestCase {
         }
         XCTAssertEqual(
             FrameError.badDatagramFlags(4).description, "DATAGRAM with flags 4: only bits 0 (MORE) and 1 (ENDPOINT) are defined")
-        XCTAssertEqual(FrameError.badDatagramErrorCode(9).description, "DATAGRAM_ERROR with unknown code 9: expected 1, 2 or 3")
+        XCTAssertEqual(FrameError.badDatagramErrorCode(9).description, "DATAGRAM_ERROR with unknown code 9: expected 1, 2, 3 or 4")
         XCTAssertEqual(DatagramErrorCode.tooBig.description, "datagram too big for the path")
     }
 }

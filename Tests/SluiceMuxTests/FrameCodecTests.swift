@@ -199,16 +199,19 @@ final class FrameCodecTests: XCTestCase {
             (0x01, 1, "000000000603 00 0050", .badDomain),  // domain of length 0
             (0x01, 1, "000000000603 03 610062 0050", .badDomain),  // NUL inside the name
             (0x01, 1, "000000000603 03 612062 0050", .badDomain),  // space inside the name
-            (0x06, 1, "06", .badReason(6)),
+            (0x06, 1, "07", .badReason(7)),
             (0x06, 1, "ff6d7367", .badReason(255)),
-            (0x09, 0, "06", .badReason(6)),
+            (0x09, 0, "07", .badReason(7)),
             (0x07, 1, "0000000000000000", .badStream(.ping, 1)),
             (0x08, 9, "0000000000000000", .badStream(.pong, 9)),
             (0x09, 3, "00", .badStream(.goAway, 3)),
             (0x03, 0, "61", .badStream(.data, 0)),
             (0x05, 0, "", .badStream(.fin, 0)),
             (0x00, 1, "", .unknownType(0)),
-            (0x0C, 1, "", .unknownType(12)),
+            (0x0C, 1, "00000001", .badStream(.hello, 1)),
+            (0x0C, 0, "000001", .badLength(.hello, 3)),
+            (0x0C, 0, "0000000100", .badLength(.hello, 5)),
+            (0x0D, 1, "", .unknownType(13)),
             (0xFF, 0, "0102", .unknownType(255)),
         ]
         for (type, stream, payloadHex, expected) in cases {

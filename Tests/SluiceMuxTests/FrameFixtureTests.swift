@@ -51,6 +51,14 @@ final class FrameFixtureTests: XCTestCase {
             "0b 00000005 0016  03 0500 04 20010db8000000000000000000000001 01bb",
             .datagramError(stream: 5, code: .tooBig, mtu: 1280, endpoint: SocketEndpoint("[2001:db8::1]:443")!)
         ),
+        (
+            "DATAGRAM_ERROR forbidden",
+            "0b 00000009 000a  04 0000 01 a9fea9fe 0050",
+            .datagramError(stream: 9, code: .forbidden, mtu: 0, endpoint: SocketEndpoint("169.254.169.254:80")!)
+        ),
+        ("RESET forbidden", "06 0000000b 0001  06", .reset(stream: 11, reason: .forbidden, message: "")),
+        ("HELLO", "0c 00000000 0004  00000001", .hello(.policyRefusals)),
+        ("HELLO with unknown bits", "0c 00000000 0004  80000003", .hello(CarrierFeatures(rawValue: 0x8000_0003))),
     ]
 
     func testEncodeMatchesFixtures() throws {
@@ -81,16 +89,18 @@ final class FrameFixtureTests: XCTestCase {
     }
 
     func testTypeAndReasonNumbers() {
-        XCTAssertEqual(FrameType.allCases.map(\.rawValue), Array(1...11))
+        XCTAssertEqual(FrameType.allCases.map(\.rawValue), Array(1...12))
         XCTAssertEqual(
             FrameType.allCases.map(\.description),
-            ["OPEN", "OPEN_OK", "DATA", "CREDIT", "FIN", "RESET", "PING", "PONG", "GO_AWAY", "DATAGRAM", "DATAGRAM_ERROR"])
-        XCTAssertEqual(DatagramErrorCode.allCases.map(\.rawValue), [1, 2, 3])
-        XCTAssertEqual(DatagramErrorCode.allCases, [.portUnreachable, .unreachable, .tooBig])
+            ["OPEN", "OPEN_OK", "DATA", "CREDIT", "FIN", "RESET", "PING", "PONG", "GO_AWAY", "DATAGRAM", "DATAGRAM_ERROR",
+             "HELLO"])
+        XCTAssertEqual(DatagramErrorCode.allCases.map(\.rawValue), [1, 2, 3, 4])
+        XCTAssertEqual(DatagramErrorCode.allCases, [.portUnreachable, .unreachable, .tooBig, .forbidden])
         XCTAssertEqual(
-            ResetReason.allCases.map(\.rawValue), [0, 1, 2, 3, 4, 5])
+            ResetReason.allCases.map(\.rawValue), [0, 1, 2, 3, 4, 5, 6])
         XCTAssertEqual(
-            ResetReason.allCases, [.closed, .refused, .unreachable, .timedOut, .limit, .protocolError])
+            ResetReason.allCases, [.closed, .refused, .unreachable, .timedOut, .limit, .protocolError, .forbidden])
+        XCTAssertEqual(CarrierFeatures.policyRefusals.rawValue, 1, "docs/protocol.md §1.1: bit 0")
         XCTAssertEqual(ResetReason.refused.description, "the destination refused the connection")
     }
 }

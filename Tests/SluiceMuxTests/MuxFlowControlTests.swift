@@ -72,16 +72,51 @@ final class MuxFlowControlTests: XCTestCase {
         XCTAssertEqual(s.client.worthwhileSendCapacity, 0)
     }
 
-    func testConsumingEverythingOutstandingReturnsCreditAtOnce() throws {
+    /// Credit under a quarter window rides with the next DATA or FIN of the stream, in the same
+    /// record: a request/response exchange costs one record each way, not two (a CREDIT record would
+    /// cost each end a write or a wake-up per exchange).
+    func testSmallCreditRidesWithTheNextDataOrFIN() throws {
         let pair = MuxPair()
         let s = try pair.openStream()
-        XCTAssertEqual([UInt8](repeating: 9, count: 100).withUnsafeBytes { s.client.send($0) }, 100)
+        let window = pair.relay.settings.streamWindow
+        for exchange in 1...3 {
+            XCTAssertEqual([UInt8](repeating: 9, count: 100).withUnsafeBytes { s.client.send($0) }, 100)
+            try pair.pump()
+            s.relay.consumed(100)
+            pair.relay.flush()
+            XCTAssertEqual(pair.relayCarrier.records, [], "exchange \(exchange): no record for 100 bytes of credit")
+            XCTAssertEqual([UInt8](repeating: 7, count: 10).withUnsafeBytes { s.relay.send($0) }, 10)
+            pair.relay.flush()
+            XCTAssertEqual(pair.relayCarrier.records.count, 1, "the answer carries the credit")
+            try pair.pump()
+            XCTAssertEqual(s.client.sendCapacity, window, "exchange \(exchange): the credit arrived with the answer")
+            s.client.consumed(10)
+        }
+        XCTAssertEqual(s.relay.sendCapacity, window - 10, "10 bytes of credit are held back")
+        s.client.finish()
         try pair.pump()
-        let before = s.client.sendCapacity
-        s.relay.consumed(100)  // far below a quarter window, but nothing is left outstanding
-        try pair.pump()
-        XCTAssertEqual(s.client.sendCapacity, before + 100)
-        XCTAssertEqual(s.clientHandler.canSendCount, 1)
+        XCTAssertEqual(s.relay.sendCapacity, window, "the FIN brings the credit held back")
+        XCTAssertEqual(s.relayHandler.events.last, .fin)
+    }
+
+    /// With less than a quarter window held back, the sender keeps three quarters: more than the
+    /// worthwhile send it waits for, so holding credit back never stalls it.
+    func testHeldBackCreditLeavesAWorthwhileSend() throws {
+        for window in [4096, 512 * 1024] {
+            var settings = MuxSettings()
+            settings.streamWindow = window
+            let pair = MuxPair(client: settings, relay: settings)
+            let s = try pair.openStream()
+            let bytes = pattern(window, seed: 6)
+            XCTAssertEqual(bytes.withUnsafeBytes { s.client.send($0) }, window)
+            try pair.pump()
+            let heldBack = window / 4 - 1
+            s.relay.consumed(window - heldBack)
+            s.relay.consumed(heldBack)
+            try pair.pump()
+            XCTAssertEqual(s.client.sendCapacity, window - heldBack, "window \(window)")
+            XCTAssertGreaterThan(s.client.worthwhileSendCapacity, 0, "window \(window)")
+        }
     }
 
     /// The key property: a stream whose reader stopped holds one window of its own, never the

@@ -54,10 +54,15 @@ final class MuxPair {
     /// Relay-side handlers, one per accepted stream, in OPEN order.
     var relayHandlers: [RecordingHandler] = []
 
-    /// - Parameter autoAccept: the relay accepts every OPEN at once with a fresh `RecordingHandler`.
-    init(client clientSettings: MuxSettings = MuxSettings(), relay relaySettings: MuxSettings = MuxSettings(), autoAccept: Bool = true) {
-        client = MuxSession(role: .client, settings: clientSettings, delegate: clientCarrier)
-        relay = MuxSession(role: .relay, settings: relaySettings, delegate: relayCarrier)
+    /// - Parameters:
+    ///   - autoAccept: the relay accepts every OPEN at once with a fresh `RecordingHandler`.
+    ///   - advertised: the feature bits the relay sent in handshake message 2 (none by default).
+    ///   - clientSees: what the client read there; `advertised` unless a test plays an old client,
+    ///     which ignores the bits.
+    init(client clientSettings: MuxSettings = MuxSettings(), relay relaySettings: MuxSettings = MuxSettings(), autoAccept: Bool = true,
+         advertised: CarrierFeatures = [], clientSees: CarrierFeatures? = nil) {
+        client = MuxSession(role: .client, settings: clientSettings, relayFeatures: clientSees ?? advertised, delegate: clientCarrier)
+        relay = MuxSession(role: .relay, settings: relaySettings, relayFeatures: advertised, delegate: relayCarrier)
         if autoAccept {
             relayCarrier.onRequest = { [unowned self] stream, _ in
                 let handler = RecordingHandler()

@@ -25,9 +25,11 @@ final class SessionPair {
     let client: MuxSession
     let relay: MuxSession
 
-    init(client clientSettings: MuxSettings = MuxSettings()) {
-        client = MuxSession(role: .client, settings: clientSettings, delegate: clientCarrier)
-        relay = MuxSession(role: .relay, delegate: relayCarrier)
+    /// `advertised`: the feature bits of message 2; `clientSees`: what the client read there (an old
+    /// client ignores them).
+    init(client clientSettings: MuxSettings = MuxSettings(), advertised: CarrierFeatures = [], clientSees: CarrierFeatures? = nil) {
+        client = MuxSession(role: .client, settings: clientSettings, relayFeatures: clientSees ?? advertised, delegate: clientCarrier)
+        relay = MuxSession(role: .relay, relayFeatures: advertised, delegate: relayCarrier)
     }
 
     /// Moves records both ways until none are left, telling each sender its carrier drained (unless

@@ -1,6 +1,6 @@
-import Foundation
 import SluiceStack
 import SluiceWire
+import SluiceTestSupport
 import XCTest
 
 /// Bytes both ways through an accepted flow, and its end by RST.
@@ -143,43 +143,6 @@ final class TCPFlowTests: StackTestCase {
         }
     }
 
-    /// lwIP delays the ACK for a lone small segment; its fast timer (250 ms) sends it.
-    func testDelayedACKGoesOutFromRunTimers() throws {
-        var app = Application(from: "10.0.0.2:\(freshPort())", to: "203.0.113.7:443")
-        let flow = try harness.connect(&app)
-        harness.input(app.data(Array("hello".utf8)))
-        XCTAssertEqual(flow.read { $0.count }, 5)
-        stack.flushOutput()
-        XCTAssertEqual(tun.takeSegments().filter { $0.acknowledgmentNumber == app.seq }, [], "the ACK is delayed")
-
-        let deadline = Date().addingTimeInterval(2)
-        var acks: [Segment] = []
-        while acks.isEmpty && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
-            stack.runTimers()
-            acks = tun.takeSegments().filter { $0.flags == .ack && $0.acknowledgmentNumber == app.seq }
-        }
-        XCTAssertEqual(acks.count, 1, "runTimers sends the delayed ACK")
-        XCTAssertEqual(acks.first?.source, app.key.destination)
-    }
-
-    /// Reading a super-segment (as TUN offloads deliver them) must not make lwIP ACK from inside the
-    /// read: the window opens once, in `flushOutput`, with one ACK. An ACK per read put the
-    /// application's next transmission inside our TUN write and cost 40 % of upload throughput.
-    func testReadOpensTheWindowOncePerTurnNotDuringTheRead() throws {
-        var app = Application(from: "10.0.0.2:\(freshPort())", to: "203.0.113.7:443")
-        let flow = try harness.connect(&app)
-        _ = tun.takeSegments()
-        harness.input(app.data([UInt8](repeating: 7, count: 30_000)))
-        XCTAssertEqual(flow.read { $0.count }, 30_000)
-        XCTAssertEqual(tun.takeSegments().filter { $0.acknowledgmentNumber == app.seq }, [],
-                       "no ACK while the turn still reads")
-        stack.flushOutput()
-        let acks = tun.takeSegments().filter { $0.flags == .ack && $0.acknowledgmentNumber == app.seq }
-        XCTAssertEqual(acks.count, 1, "one ACK at the end of the turn")
-        XCTAssertGreaterThanOrEqual(acks.first?.window ?? 0, 60_000, "with the window open again")
-    }
-
     func testApplicationFINEndsInputAfterTheData() throws {
         var app = Application(from: "10.0.0.2:\(freshPort())", to: "203.0.113.7:443")
         let flow = try harness.connect(&app)
@@ -284,10 +247,7 @@ final class TCPFlowShutdownTests: StackTestCase {
         let port = freshPort()
         var app = Application(from: "10.0.0.2:\(port)", to: "203.0.113.7:443")
         let flow = try harness.connect(&app)
-        flow.shutdownOutput()  // our FIN first...
-        stack.flushOutput()
-        let fin = try XCTUnwrap(tun.takeSegments().first { $0.flags.contains(.fin) })
-        app.ack = fin.sequenceNumber &+ 1
+        try harness.finishOurSide(flow, &app)  // our FIN first...
         harness.input(app.segment([.fin, .ack]))  // ...then theirs: lwIP is in TIME_WAIT now
         app.seq &+= 1
         stack.flushOutput()
@@ -310,10 +270,7 @@ final class TCPFlowShutdownTests: StackTestCase {
         let port = freshPort()
         var app = Application(from: "10.0.0.2:\(port)", to: "203.0.113.7:443")
         let flow = try harness.connect(&app)
-        flow.shutdownOutput()
-        stack.flushOutput()
-        let fin = try XCTUnwrap(tun.takeSegments().first { $0.flags.contains(.fin) })
-        app.ack = fin.sequenceNumber &+ 1
+        try harness.finishOurSide(flow, &app)
         harness.input(app.segment([.fin, .ack]))
         stack.flushOutput()
         XCTAssertTrue(tun.takeSegments().contains { $0.flags == [.ack] && $0.acknowledgmentNumber == app.seq &+ 1 },

@@ -47,6 +47,7 @@ final class ICMPErrorMessageTests: XCTestCase {
             (.portUnreachable, 3, 3, 1, 4, 0),
             (.hostUnreachable, 3, 1, 1, 3, 0),
             (.tooBig(mtu: 576), 3, 4, 2, 0, 576),
+            (.administrativelyProhibited, 3, 13, 1, 1, 0),
         ]
         for (kind, t4, c4, t6, c6, rest) in kinds {
             for (packet, source, type, code) in [

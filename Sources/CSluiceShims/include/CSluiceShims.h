@@ -1,6 +1,5 @@
-// Umbrella header of the C shims. Each shim header says why it exists.
+// Umbrella header of the C shims the engine, the loop and the sockets need: epoll, accept4, the UDP
+// error queue and the checksum. Each shim header says why it exists.
 #pragma once
 #include "sluice_linux.h"
-#include "sluice_tun.h"
-#include "sluice_netlink.h"
 #include "sluice_checksum.h"

@@ -11,10 +11,6 @@
 #include <unistd.h>
 #include <pthread.h>
 
-/// errno of the calling thread (Swift sees errno, but this keeps call sites uniform in C shims).
-static inline int sluice_errno(void) { extern int *__errno_location(void); return *__errno_location(); }
-#include <sys/signalfd.h>
-#include <signal.h>
 
 /// EPOLL* constants are enum members or macros with casts Swift imports inconsistently; these are plain.
 static inline uint32_t sluice_epollin(void) { return EPOLLIN; }
@@ -37,23 +33,6 @@ static inline int sluice_epoll_wait(int epfd, sluice_epoll_result *out, int max,
     int n = epoll_wait(epfd, evs, max, timeout_ms);
     for (int i = 0; i < n; i++) { out[i].events = evs[i].events; out[i].data = evs[i].data.u64; }
     return n;
-}
-
-/// Blocks SIGINT/SIGTERM/SIGHUP in the calling thread (call before starting threads) and returns a
-/// signalfd that reports them, so shutdown is an ordinary loop event. sigset macros are not importable.
-static inline int sluice_signalfd_for_shutdown(void) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0) return -1;
-    return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-}
-static inline uint32_t sluice_signalfd_read_signo(int fd) {
-    struct signalfd_siginfo si;
-    ssize_t n = read(fd, &si, sizeof si);
-    return n == (ssize_t)sizeof si ? si.ssi_signo : 0;
 }
 
 /// accept4 is a GNU extension that Swift's Glibc module does not export. Defined in linux.c, which

@@ -1,0 +1,29 @@
+/// Feature bits: what a carrier may use beyond the base protocol of version 1 (docs/protocol.md §1.1).
+///
+/// The relay advertises its bits in handshake message 2, a client that saw any answers with HELLO
+/// (its own bits) as its first frame, and the features in effect are the intersection
+/// (`FeatureNegotiation`). Bits this build does not know survive decoding and encoding, and simply
+/// never make it into an intersection.
+public struct CarrierFeatures: OptionSet, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Bit 0: the relay may refuse by policy with RESET reason 6 `forbidden` and DATAGRAM_ERROR code
+    /// 4 `forbidden`. Without it the relay says `refused` (TCP) or `unreachable` (UDP) instead, which
+    /// a client of the base protocol understands.
+    public static let policyRefusals = CarrierFeatures(rawValue: 1 << 0)
+
+    // Bit 1 is reserved for the UDP path of issue 14; it is not defined yet and must not be set.
+
+    /// What this build implements: what its relay advertises and its client offers in HELLO.
+    public static let implemented: CarrierFeatures = [.policyRefusals]
+
+    /// `policy-refusals`, `none`, or the names followed by unknown bits in hex (`policy-refusals+0x80`).
+    public var description: String {
+        var names: [String] = []
+        if contains(.policyRefusals) { names.append("policy-refusals") }
+        let unknown = subtracting(.implemented).rawValue
+        if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
+        return names.isEmpty ? "none" : names.joined(separator: "+")
+    }
+}

@@ -1,0 +1,28 @@
+import SluiceCarrier
+import SluiceMux
+
+/// One established carrier as the relay keeps it: for limits, logs and `sluice status`.
+struct CarrierEntry {
+    let carrier: Carrier
+    let client: ClientID
+    /// The address and port the carrier came from.
+    let peer: String
+    /// When its handshake completed (Unix time, seconds).
+    let since: Double
+}
+
+/// The relay's counters; every one is shown by `sluice status --relay` (`RelayStatistics`).
+struct RelayCounters {
+    var carriersEstablished = 0
+    /// Connections closed without a handshake (unknown key, wrong PSK, replay, garbage, timeout).
+    var handshakesFailed = 0
+    /// Half-open connections closed to stay under --max-pending-handshakes.
+    var handshakesDropped = 0
+    /// Streams refused, by reason (limit, refused, unreachable, timed out…).
+    var streamsRefused: [ResetReason: Int] = [:]
+    /// Datagrams the destination policy refused (DATAGRAM_ERROR back, nothing sent).
+    var datagramsRefused = 0
+    /// Datagrams a destination socket or the carrier could not take (never queued).
+    var datagramsDroppedToDestinations = 0
+    var datagramsDroppedToClient = 0
+}

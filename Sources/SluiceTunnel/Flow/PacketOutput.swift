@@ -1,0 +1,80 @@
+import SluiceLog
+
+/// Every packet the engine sends toward the applications passes through here: lwIP's segments,
+/// UDP replies, ICMP errors and echo replies. Packets gather in one `PacketBatch` that goes to the
+/// flow when it is full and at the end of every loop turn; with segmentation offload, runs of TCP
+/// segments are joined first (`SegmentCoalescer`). Loop-confined.
+final class PacketOutput {
+    struct Counters {
+        /// Packets and bytes the flow took.
+        var packets = 0
+        var bytes = 0
+        /// Packets the flow refused or failed to write.
+        var writeFailures = 0
+        /// Packets longer than the flow takes.
+        var tooLong = 0
+    }
+
+    private let flow: PacketFlow
+    private let batch: PacketBatch
+    /// Joins TCP segments when the flow takes super-packets; nil otherwise.
+    private(set) var coalescer: SegmentCoalescer?
+    private(set) var counters = Counters()
+    private var loggedFailure = false
+
+    init(flow: PacketFlow, mtu: Int) {
+        self.flow = flow
+        batch = PacketBatch(format: flow.format)
+        if flow.format.offloads.contains(.tcpSegmentation) { coalescer = SegmentCoalescer(mtu: mtu, output: self) }
+    }
+
+    /// Whether lwIP may make segments longer than one MTU: the flow cuts super-packets itself.
+    var takesSuperPackets: Bool { coalescer != nil }
+
+    /// One IP packet toward the application.
+    func emit(_ packet: UnsafeRawBufferPointer) {
+        if let coalescer { coalescer.emit(packet) } else { appendWhole(packet) }
+    }
+
+    /// Sends what waits: the pending super-packet and the batch. At the end of every loop turn.
+    func flush() {
+        coalescer?.flush()
+        write()
+    }
+
+    // MARK: used by SegmentCoalescer
+
+    /// Copies one whole packet into the batch (no offload).
+    func appendWhole(_ packet: UnsafeRawBufferPointer) {
+        if batch.isFull { write() }
+        if !batch.append(packet) { counters.tooLong += 1 }
+    }
+
+    /// The next slot's packet area, to be filled in place and then committed with `commitReserved`.
+    func reserve() -> UnsafeMutableRawBufferPointer {
+        if batch.isFull { write() }
+        return batch.nextPacketArea!
+    }
+
+    func commitReserved(length: Int, offload: PacketOffload) {
+        batch.commit(length: length, offload: offload)
+    }
+
+    private func write() {
+        guard !batch.isEmpty else { return }
+        let count = batch.count
+        do {
+            let written = try flow.writePackets(batch)
+            counters.packets += written
+            for i in 0..<written { counters.bytes += batch.packet(i).count }
+            counters.writeFailures += count - written
+        } catch {
+            counters.writeFailures += count
+            if !loggedFailure {
+                loggedFailure = true
+                Log.warning("writing packets toward the applications failed: \(error); counting further failures", "tunnel")
+            }
+        }
+        batch.removeAll()
+    }
+}

@@ -1,0 +1,184 @@
+import Glibc
+import SluiceWire
+
+/// Output toward a packet flow with TCP segmentation offload: consecutive TCP segments of one flow
+/// that lwIP emits in a loop turn are joined into one "super-packet" that the flow's other end cuts
+/// again (a Linux TUN: the kernel's TSO/GSO), one write instead of one per segment. Everything else
+/// goes out alone. Loop-confined.
+///
+/// Segments join when they continue the pending one exactly: same addresses and ports, the next
+/// sequence number, the same TCP header length, only ACK/PSH (and FIN on the last) set, at most
+/// 64 KiB in all. The segment size is the first segment's payload, at most what one packet of the
+/// MTU carries; when it is smaller, every segment before must be that full size. lwIP's segments
+/// may be larger than one MTU (`TCPStack` with `largeSegments`): the flow cuts them at the segment
+/// size, so one such segment alone is a super-packet too. The joined packet carries the last
+/// segment's ACK number, window, PSH and FIN; its TCP checksum field holds the pseudo-header sum
+/// (a partial checksum) for the other end to complete.
+///
+/// The pending super-packet is built in place in the output batch's next slot (`PacketOutput`), so
+/// each segment is copied once, from lwIP's buffer into the slot the flow writes from.
+final class SegmentCoalescer {
+    /// Bytes of the pending packet in the output's next slot (0: nothing pending).
+    private var pendingLength = 0
+    private var pending: UnsafeMutableRawBufferPointer?
+    private var segments = 0
+    private var segmentSize = 0
+    private var nextSequence: UInt32 = 0
+    private var ipHeaderLength = 0
+    private var tcpHeaderLength = 0
+    private var isIPv6 = false
+    private var pendingFIN = false
+    private let mtu: Int
+    private unowned let output: PacketOutput
+    /// Super-packets committed (runs of more than one segment, or one segment longer than an MTU).
+    private(set) var superPackets = 0
+
+    /// - Parameters:
+    ///   - mtu: the flow's MTU: no segment cut from a super-packet is longer.
+    ///   - output: where packets go; the coalescer fills its next slot in place.
+    init(mtu: Int, output: PacketOutput) {
+        self.mtu = mtu
+        self.output = output
+    }
+
+    /// One IP packet toward the application.
+    func emit(_ packet: UnsafeRawBufferPointer) {
+        if pendingLength > 0 && tryAppend(packet) { return }
+        flush()
+        if !startPending(packet) { output.appendWhole(packet) }
+    }
+
+    /// Commits the pending packet to the output batch. Called at the end of every loop turn and
+    /// before unrelated output.
+    func flush() {
+        guard pendingLength > 0, let raw = pending else { return }
+        defer {
+            pendingLength = 0
+            segments = 0
+            pending = nil
+        }
+        let packet = UnsafeMutableRawBufferPointer(rebasing: raw[0..<pendingLength])
+        var offload = PacketOffload.none
+        if segments > 1 || pendingLength - ipHeaderLength - tcpHeaderLength > segmentSize {
+            finishSuperPacket(packet)
+            offload = PacketOffload(tcpSegmentSize: segmentSize,
+                                    partialChecksum: .init(start: ipHeaderLength, fieldOffset: 16))
+            superPackets += 1
+        }
+        output.commitReserved(length: pendingLength, offload: offload)
+    }
+
+    // MARK: joining
+
+    /// Takes `packet` as the start of a super-packet if it is a plain TCP data segment.
+    private func startPending(_ packet: UnsafeRawBufferPointer) -> Bool {
+        guard let s = Segment(packet), s.payloadLength > 0, s.joinable, packet.count <= 65535 else { return false }
+        let raw = output.reserve()
+        UnsafeMutableRawBufferPointer(rebasing: raw[0..<packet.count]).copyMemory(from: packet)
+        pending = raw
+        pendingLength = packet.count
+        segments = 1
+        segmentSize = min(s.payloadLength, mtu - s.ipHeaderLength - s.tcpHeaderLength)
+        nextSequence = s.sequence &+ UInt32(s.payloadLength)
+        ipHeaderLength = s.ipHeaderLength
+        tcpHeaderLength = s.tcpHeaderLength
+        isIPv6 = s.isIPv6
+        pendingFIN = s.fin
+        return true
+    }
+
+    private func tryAppend(_ packet: UnsafeRawBufferPointer) -> Bool {
+        guard let raw = pending, !pendingFIN, let s = Segment(packet), s.joinable, s.payloadLength > 0,
+              s.isIPv6 == isIPv6, s.ipHeaderLength == ipHeaderLength, s.tcpHeaderLength == tcpHeaderLength,
+              s.sequence == nextSequence, pendingLength + s.payloadLength <= min(65535, raw.count) else { return false }
+        let pendingPayload = pendingLength - ipHeaderLength - tcpHeaderLength
+        if segmentSize < mtu - ipHeaderLength - tcpHeaderLength {
+            // A segment size below one MTU's worth is the first segment's length: later segments may
+            // not be longer, and a short one before ends the super-packet.
+            guard s.payloadLength <= segmentSize, pendingPayload == segments * segmentSize else { return false }
+        }
+        // Addresses (IPv4 12..<20, IPv6 8..<40) and ports must match.
+        let addresses = isIPv6 ? 8..<40 : 12..<20
+        guard memcmp(raw.baseAddress! + addresses.lowerBound, packet.baseAddress! + addresses.lowerBound, addresses.count) == 0,
+              memcmp(raw.baseAddress! + ipHeaderLength, packet.baseAddress! + ipHeaderLength, 4) == 0 else { return false }
+        // The newest ACK number and window (bytes 8..<16 of the TCP header), and PSH/FIN if set.
+        let tcp = ipHeaderLength
+        UnsafeMutableRawBufferPointer(rebasing: raw[tcp + 8..<tcp + 16])
+            .copyMemory(from: UnsafeRawBufferPointer(rebasing: packet[ipHeaderLength + 8..<ipHeaderLength + 16]))
+        raw[tcp + 13] |= packet[ipHeaderLength + 13] & 0x09
+        let payloadStart = ipHeaderLength + tcpHeaderLength
+        UnsafeMutableRawBufferPointer(rebasing: raw[pendingLength..<pendingLength + s.payloadLength])
+            .copyMemory(from: UnsafeRawBufferPointer(rebasing: packet[payloadStart..<payloadStart + s.payloadLength]))
+        pendingLength += s.payloadLength
+        segments += 1
+        pendingFIN = s.fin
+        nextSequence = s.sequence &+ UInt32(s.payloadLength)
+        return true
+    }
+
+    /// Lengths and checksums of the joined packet: IP length fields for the whole, the IPv4 header
+    /// checksum, and the TCP checksum field as the (uncomplemented) pseudo-header sum over the whole
+    /// TCP length, which is what the kernel expects with NEEDS_CSUM.
+    private func finishSuperPacket(_ packet: UnsafeMutableRawBufferPointer) {
+        let l4Length = pendingLength - ipHeaderLength
+        let source: IPAddress, destination: IPAddress
+        if isIPv6 {
+            packet.storeBytes(of: UInt16(l4Length).bigEndian, toByteOffset: 4, as: UInt16.self)
+            source = IPAddress(v6In: UnsafeRawBufferPointer(packet), at: 8)
+            destination = IPAddress(v6In: UnsafeRawBufferPointer(packet), at: 24)
+        } else {
+            packet.storeBytes(of: UInt16(pendingLength).bigEndian, toByteOffset: 2, as: UInt16.self)
+            packet.storeBytes(of: UInt16(0), toByteOffset: 10, as: UInt16.self)
+            let headerSum = Checksum.sum(UnsafeRawBufferPointer(rebasing: packet[0..<ipHeaderLength]))
+            packet.storeBytes(of: Checksum.complement(headerSum).bigEndian, toByteOffset: 10, as: UInt16.self)
+            source = IPAddress(v4In: UnsafeRawBufferPointer(packet), at: 12)
+            destination = IPAddress(v4In: UnsafeRawBufferPointer(packet), at: 16)
+        }
+        let pseudo = Checksum.pseudoHeaderSum(source: source, destination: destination, protocol: .tcp, length: l4Length)
+        packet.storeBytes(of: pseudo.bigEndian, toByteOffset: ipHeaderLength + 16, as: UInt16.self)
+    }
+
+    /// The few fields of an outgoing TCP segment the joining rules look at.
+    private struct Segment {
+        let isIPv6: Bool
+        let ipHeaderLength: Int
+        let tcpHeaderLength: Int
+        let sequence: UInt32
+        let payloadLength: Int
+        /// Only ACK, PSH and FIN among SYN/FIN/RST/URG/ACK/PSH (ECE/CWR also end a run).
+        let joinable: Bool
+        let fin: Bool
+
+        init?(_ p: UnsafeRawBufferPointer) {
+            guard let first = p.first else { return nil }
+            let ipLength: Int, proto: UInt8, total: Int
+            switch first >> 4 {
+            case 4:
+                guard p.count >= 20 else { return nil }
+                ipLength = Int(first & 0x0F) * 4
+                proto = p[9]
+                total = Int(UInt16(p[2]) << 8 | UInt16(p[3]))
+                isIPv6 = false
+                // Fragments never join.
+                guard p[6] & 0x3F == 0 && p[7] == 0 else { return nil }
+            case 6:
+                guard p.count >= 40 else { return nil }
+                ipLength = 40
+                proto = p[6]
+                total = 40 + Int(UInt16(p[4]) << 8 | UInt16(p[5]))
+                isIPv6 = true
+            default:
+                return nil
+            }
+            guard proto == 6, total == p.count, ipLength + 20 <= total else { return nil }
+            let tcpLength = Int(p[ipLength + 12] >> 4) * 4
+            guard tcpLength >= 20, ipLength + tcpLength <= total else { return nil }
+            ipHeaderLength = ipLength
+            tcpHeaderLength = tcpLength
+            sequence = UInt32(p[ipLength + 4]) << 24 | UInt32(p[ipLength + 5]) << 16 | UInt32(p[ipLength + 6]) << 8 | UInt32(p[ipLength + 7])
+            payloadLength = total - ipLength - tcpLength
+            joinable = p[ipLength + 13] & ~UInt8(0x19) == 0
+            fin = p[ipLength + 13] & 0x01 != 0
+        }
+    }
+}

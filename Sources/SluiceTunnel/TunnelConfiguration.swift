@@ -1,0 +1,61 @@
+import SluiceCarrier
+import SluiceCrypto
+import SluiceMux
+import SluiceWire
+
+/// What the tunnel engine needs to know: where flows go (a Sluice relay and the keys, or a SOCKS5
+/// server), and how they are carried. Host matters (a TUN's name, routes, firewall, resolver files)
+/// are not here; they belong to whoever hosts the engine (`sluice up`: SluiceHost's
+/// `HostConfiguration`).
+public struct TunnelConfiguration: Sendable {
+    /// Where the engine's flows leave.
+    public enum Upstream: Sendable, Equatable {
+        /// Streams of encrypted carriers to a Sluice relay (`RelayUpstream`).
+        case relay(SocketEndpoint, publicKey: PublicKey, privateKey: PrivateKey, psk: PresharedKey?)
+        /// One SOCKS5 CONNECT per TCP flow and one UDP ASSOCIATE per UDP mapping (`SocksUpstream`).
+        case socks5(SocksServer)
+    }
+
+    public var upstream: Upstream
+    /// Carriers (TCP connections) kept to the relay; new flows go to the least loaded. (A SOCKS5
+    /// upstream opens one connection per flow instead.)
+    public var carriers: Int = 2
+    /// The MTU of the packet flow: datagrams toward the applications that are longer are
+    /// fragmented, and TCP segments never exceed it (unless the flow cuts super-packets).
+    public var mtu: Int = 1500
+    /// Resolvers that get every DNS query (UDP and TCP to port 53, any address), usually on port 53;
+    /// empty: DNS is ordinary traffic. Answers come back from the address the application asked.
+    public var dnsResolvers: [SocketEndpoint] = []
+    /// Split DNS: only UDP queries for names in these domains go to `dnsResolvers`; every other
+    /// query goes where it was sent (around the tunnel through the host's `DirectDNSPath`, when the
+    /// host routes its destination so). Empty: every query goes to `dnsResolvers`. See `DNSRedirect`.
+    public var dnsDomains: [DNSName] = []
+    /// Idle time after which a UDP mapping closes.
+    public var udpTimeoutMilliseconds: UInt64 = 60_000
+    /// UDP mappings (application source endpoints) kept at once; the one idle longest goes first.
+    public var maxUDPMappings = 1024
+    /// Windows and budgets of the carriers; `streamWindow` is also how far a SOCKS5 stream reads
+    /// ahead of the application.
+    public var mux = MuxSettings()
+    /// When carriers ping the relay and give up on a silent one (`--ping-interval`, `--ping-misses`).
+    public var keepalive = KeepaliveSettings.client
+
+    /// Flows go to a Sluice relay.
+    public init(relay: SocketEndpoint, relayPublicKey: PublicKey, privateKey: PrivateKey, psk: PresharedKey? = nil) {
+        upstream = .relay(relay, publicKey: relayPublicKey, privateKey: privateKey, psk: psk)
+    }
+
+    /// Flows go to a SOCKS5 server.
+    public init(socks server: SocksServer) {
+        upstream = .socks5(server)
+    }
+
+    /// The endpoint the upstream's own connections go to: the relay, or the SOCKS5 server. A host
+    /// keeps it reachable outside the tunnel (`sluice up`: the route check and the kill switch).
+    public var upstreamEndpoint: SocketEndpoint {
+        switch upstream {
+        case .relay(let endpoint, _, _, _): return endpoint
+        case .socks5(let server): return server.endpoint
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import SluiceLog
+import SluiceWire
+
+/// Every packet read from the packet flow passes through `dispatch` once: parsed, reassembled if it
+/// is a fragment, and handed to lwIP (TCP), the UDP forwarder, or answered (ICMP echo). Loop thread.
+extension TunnelEngine {
+    func dispatch(_ packet: UnsafeRawBufferPointer) {
+        do {
+            let summary = try PacketSummary(parsing: packet)
+            if summary.destination.address.isLoopback {
+                counters.loopback += 1
+                return
+            }
+            if summary.protocol == .tcp {
+                stack.input(packet, summary: summary)
+            } else {
+                udp.input(summary, packet: packet)
+            }
+        } catch .fragment {
+            if case .reassembled(let whole) = reassembler.feed(packet, now: loop.now) { dispatch(whole) }
+        } catch .unsupportedProtocol(let proto) where proto == .icmp || proto == .icmpv6 {
+            answerEcho(packet)
+        } catch .unsupportedProtocol {
+            counters.unsupportedProtocol += 1
+        } catch {
+            counters.malformed += 1
+        }
+    }
+
+    /// Echo requests to any address are answered here, by the engine (as hev-socks5-tunnel does):
+    /// ping through the tunnel shows the packet path works, not that the destination is up. Other
+    /// ICMP from applications is dropped and counted.
+    private func answerEcho(_ packet: UnsafeRawBufferPointer) {
+        guard let icmp = try? ICMPSummary(parsing: packet), icmp.isEchoRequest, !icmp.destination.isLoopback else {
+            counters.icmpNotEcho += 1
+            return
+        }
+        let n = scratch.withUnsafeMutableBytes { (try? ICMPEchoReply.emit(answering: packet, into: $0)) ?? 0 }
+        guard n > 0 else {
+            counters.malformed += 1
+            return
+        }
+        counters.echoReplies += 1
+        scratch.withUnsafeBytes { writeFragmented(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+    }
+
+    /// The resolver a TCP flow to `destination` goes to instead, when DNS redirect is configured
+    /// and it is DNS (port 53); see `DNSRedirect`.
+    func dnsResolver(for destination: SocketEndpoint, from application: SocketEndpoint) -> SocketEndpoint? {
+        guard case .resolver(let resolver) = dnsRedirect.route(flowTo: destination, from: application) else { return nil }
+        return resolver
+    }
+
+    /// Writes a UDP datagram toward the application, fragmented to the MTU.
+    func emitUDP(_ payload: UnsafeRawBufferPointer, from source: SocketEndpoint, to application: SocketEndpoint) {
+        nextFragmentID &+= 1
+        let id = nextFragmentID
+        let length = scratch.withUnsafeMutableBytes {
+            (try? UDPPacket.emit(from: source, to: application, payload: payload, identification: UInt16(truncatingIfNeeded: id),
+                                 dontFragment: false, into: $0)) ?? 0
+        }
+        guard length > 0 else {
+            counters.udpUnencodable += 1
+            return
+        }
+        scratch.withUnsafeBytes { writeFragmented(UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
+    }
+
+    /// Writes a packet the engine made itself (a UDP reply, an echo reply), as fragments when it is
+    /// larger than the MTU: as its source, the engine may fragment it (IPv6 included).
+    func writeFragmented(_ packet: UnsafeRawBufferPointer) {
+        guard packet.count > configuration.mtu else {
+            output.emit(packet)
+            return
+        }
+        nextFragmentID &+= 1
+        let id = nextFragmentID
+        let mtu = configuration.mtu
+        fragmentScratch.withUnsafeMutableBytes { scratch in
+            if packet.first.map({ $0 >> 4 }) == 4 {
+                _ = try? IPv4Fragmenter.fragment(packet, mtu: mtu, scratch: scratch) { output.emit($0) }
+            } else {
+                _ = try? IPv6Fragmenter.fragment(packet, mtu: mtu, identification: id, scratch: scratch) { output.emit($0) }
+            }
+        }
+        counters.fragmentedReplies += 1
+    }
+
+    /// Writes an ICMP(v6) error about a UDP datagram the application sent from `application` to `remote`.
+    func emitICMPError(_ kind: ICMPErrorMessage.Kind, aboutUDPFrom application: SocketEndpoint, to remote: SocketEndpoint) {
+        let n = scratch.withUnsafeMutableBytes {
+            (try? ICMPErrorMessage.emit(kind, aboutUDPFrom: application, to: remote, from: remote.address, into: $0)) ?? 0
+        }
+        if n > 0 { scratch.withUnsafeBytes { output.emit(UnsafeRawBufferPointer(rebasing: $0[0..<n])) } }
+    }
+}

@@ -1,0 +1,117 @@
+"""The benchmark's verdicts (Benchmarks/e2e/targets.py, metrics.py): each figure judged against the same
+run's ceiling, floors, peers or Sluice's own figures, so that a slower day gives the same verdicts.
+
+Pure Python, no namespaces: table-driven cases of the target arithmetic, then whole runs through
+metrics.compare() and the text table.
+"""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Benchmarks" / "e2e"))
+
+import metrics  # noqa: E402
+from targets import PEERS, Target  # noqa: E402
+
+FIGURES = {
+    "kernel": {"tcp1_up_gbps": 10.0, "tcp_cc_per_s": 30_000.0, "udp_rr_latency_us": 100.0},
+    "floor-aead": {"tcp1_up_gbps": 4.0, "cpu_up_s_per_gb": 2.0},
+    "wireguard-go": {"udp_rr_per_s": 5_000.0, "cpu_up_s_per_gb": 30.0},
+    "openvpn": {"udp_rr_per_s": 9_000.0, "cpu_up_s_per_gb": 20.0},
+    "sluice": {"tcp1_up_gbps": 4.0},
+}
+
+
+@pytest.mark.parametrize("target, key, value, verdict, text", [
+    (Target(">=", 0.95, "floor-aead"), "tcp1_up_gbps", 3.8, "pass", "≥ 95% of floor-aead (3.80)"),
+    (Target(">=", 0.95, "floor-aead"), "tcp1_up_gbps", 3.79, "FAIL", "≥ 95% of floor-aead (3.80)"),
+    (Target("<=", 1.5, "kernel"), "udp_rr_latency_us", 150.0, "pass", "≤ 1.5× kernel (150.00)"),
+    (Target("<=", 1.5, "kernel"), "udp_rr_latency_us", 151.0, "FAIL", "≤ 1.5× kernel (150.00)"),
+    (Target(">=", 0.38, "kernel"), "tcp_cc_per_s", 11_400.0, "pass", "≥ 38% of kernel (11,400.00)"),
+    # The best peer: the higher rate, the lower cost.
+    (Target(">=", 1.0, PEERS), "udp_rr_per_s", 8_999.0, "FAIL", "≥ best peer (9,000.00, openvpn)"),
+    (Target(">=", 1.0, PEERS), "udp_rr_per_s", 9_000.0, "pass", "≥ best peer (9,000.00, openvpn)"),
+    (Target("<", 1.0, PEERS), "cpu_up_s_per_gb", 19.9, "pass", "< best peer (20.00, openvpn)"),
+    (Target(">=", 1.0, "wireguard-go"), "udp_rr_per_s", 5_000.0, "pass", "≥ wireguard-go (5,000.00)"),
+    # Sluice's own other figure: four streams no worse than one.
+    (Target(">=", 0.95, "sluice", "tcp1_up_gbps"), "tcp4_up_gbps", 3.79, "FAIL", "≥ 95% of 1 stream (3.80)"),
+    # Absolute (memory).
+    (Target("<=", 2.0), "idle_flow_kib", 2.0, "pass", "≤ 2"),
+    (Target("<=", 2.0), "idle_flow_kib", 2.01, "FAIL", "≤ 2"),
+    # Nothing to judge: the figure, or the mode it is judged against, is missing from the run.
+    (Target(">=", 0.95, "floor-aead"), "tcp1_up_gbps", None, "–", "≥ 95% of floor-aead (3.80)"),
+    (Target(">=", 1.0, "openvpn"), "udp_new_per_s", 1.0, "–", "≥ openvpn (not in this run)"),
+    (Target("<=", 1.6, "kernel"), "tcp_cc_latency_us", 1.0, "–", "≤ 1.6× kernel (not in this run)"),
+])
+def test_target(target, key, value, verdict, text):
+    assert target.verdict(key, value, FIGURES) == verdict
+    assert target.text(key, FIGURES) == text
+
+
+def test_unknown_operator_is_refused():
+    with pytest.raises(ValueError, match="operator"):
+        Target("=>", 1.0, "kernel")
+
+
+def _run(speed: float) -> dict:
+    """A whole run at `speed` times this VM's usual pace: rates scale with it, times and CPU seconds
+    per GB inversely, memory not at all."""
+    base = {
+        "kernel": {"tcp1_up_gbps": 11.0, "tcp1_down_gbps": 10.9, "tcp4_up_gbps": 25.0, "tcp4_down_gbps": 23.0,
+                   "tcp_cc_per_s": 37_000.0, "udp_rr_per_s": 270_000.0, "udp_new_per_s": 89_000.0,
+                   "tcp_cc_latency_us": 93.0, "udp_rr_latency_us": 90.0, "udp_new_latency_us": 84.0},
+        "floor-aead": {"tcp1_up_gbps": 4.6, "tcp1_down_gbps": 4.2, "cpu_up_s_per_gb": 2.5, "cpu_down_s_per_gb": 2.6},
+        "openvpn": {"udp_rr_per_s": 30_000.0, "udp_new_per_s": 10_500.0, "cpu_up_s_per_gb": 20.0},
+        "wireguard-go": {"udp_rr_per_s": 40_000.0, "udp_new_per_s": 20_000.0, "cpu_up_s_per_gb": 15.0},
+        "sluice": {"tcp1_up_gbps": 4.4, "tcp1_down_gbps": 3.2, "tcp4_up_gbps": 6.0, "tcp4_down_gbps": 3.7,
+                   "tcp_cc_per_s": 14_600.0, "udp_rr_per_s": 50_000.0, "udp_new_per_s": 26_000.0,
+                   "tcp_cc_latency_us": 233.0, "udp_rr_latency_us": 130.0, "udp_new_latency_us": 160.0,
+                   "cpu_up_s_per_gb": 2.6, "cpu_down_s_per_gb": 2.8, "idle_flow_kib": 1.04, "rss_idle_mib": 9.0,
+                   "rss_udp_mib": 10.5},
+    }
+    scaled = {}
+    for mode, figs in base.items():
+        scaled[mode] = {}
+        for key, v in figs.items():
+            unit = metrics.BY_KEY[key].unit
+            scaled[mode][key] = v * speed if unit in ("Gbit/s", "/s") else v / speed if unit in ("µs", "s/GB") else v
+    return scaled
+
+
+def test_a_slower_day_gives_the_same_verdicts():
+    usual = {r["key"]: r["verdict"] for r in metrics.compare(_run(1.0))}
+    slow = {r["key"]: r["verdict"] for r in metrics.compare(_run(0.5))}
+    assert slow == usual
+    # …and the run above does meet some targets and miss others, so the comparison says something.
+    assert usual["tcp1_up_gbps"] == "pass" and usual["tcp1_down_gbps"] == "FAIL"  # 4.4 ≥ 4.37; 3.2 < 3.99
+    assert usual["tcp_cc_latency_us"] == "FAIL" and usual["udp_rr_latency_us"] == "pass"
+    assert usual["udp_rr_per_s"] == "pass" and usual["udp_new_per_s"] == "pass"  # 50k ≥ wireguard-go's 40k
+    assert usual["cpu_up_s_per_gb"] == "pass" and usual["cpu_down_s_per_gb"] == "FAIL"  # ≤ 2.625; > 2.73
+    assert usual["rss_udp_mib"] == "FAIL" and usual["idle_flow_kib"] == "pass"  # memory stays absolute
+
+
+def test_table_shows_peers_ratios_and_notes():
+    figures = _run(1.0)
+    notes = {"wireguard-go": [{"key": "tcp1_up_gbps", "text": "iperf3 tcp1_up: 5 segments sent again"}],
+             "openvpn": [{"key": None, "text": "something about the whole mode"},
+                         {"key": "udp_rr_per_s", "text": "udp-rr (16 in flight): 3 lost"}]}
+    rows = {r["key"]: r for r in metrics.compare(figures, notes)}
+    rr = rows["udp_rr_per_s"]
+    assert rr["peers"]["openvpn"]["sluice_over_peer"] == pytest.approx(50_000 / 30_000)
+    assert rr["peers"]["wireguard-go"]["pct_of_ceiling"] == pytest.approx(100 * 40_000 / 270_000)
+    assert rr["target_value"] == 40_000.0 and rr["notes"] == [3]
+    assert rows["tcp1_up_gbps"]["notes"] == [1] and rows["tcp1_up_gbps"]["floors"]["floor-aead"]["value"] == 4.6
+
+    text = metrics.table(list(rows.values()))
+    head = text.splitlines()[0].split()
+    assert head[:5] == ["metric", "unit", "Sluice", "ceiling", "of"]
+    for column in ("floor-aead", "wireguard-go", "S/wg-go", "openvpn", "S/openvpn", "target", "verdict", "notes"):
+        assert column in head
+    line = next(l for l in text.splitlines() if l.startswith("UDP req/resp, one socket"))
+    assert "1.67×" in line and "1.25×" in line and "≥ best peer (40,000, wireguard-go)" in line
+    assert line.split()[-2:] == ["pass", "3"]
+    assert metrics.footnotes(notes) == ["[1] wireguard-go: iperf3 tcp1_up: 5 segments sent again",
+                                        "[2] openvpn: something about the whole mode",
+                                        "[3] openvpn: udp-rr (16 in flight): 3 lost"]

@@ -1,0 +1,136 @@
+import SluiceTunnel
+import SluiceWire
+import XCTest
+
+/// The engine end to end in one process: application packets in, a real relay and real servers out.
+final class EngineTransferTests: XCTestCase {
+    private var harness: EngineHarness!
+    private var echo: LoopTCPEchoServer!
+
+    override func setUpWithError() throws {
+        harness = try EngineHarness()
+        echo = try LoopTCPEchoServer(on: harness.host, loop: harness.loop)
+    }
+
+    override func tearDown() {
+        echo?.close()
+        harness?.shutdown()
+        harness = nil
+        super.tearDown()
+    }
+
+    func testTCPTransferBothWaysArrivesIntactAndStatisticsCountIt() throws {
+        harness.waitConnected()
+        let upload = content(3 << 20, seed: 1)
+        let app = harness.connectTCP(to: echo.endpoint)
+        XCTAssertTrue(harness.run { app.state == .established }, "handshake through the relay")
+        app.write(upload)
+        app.shutdownWrite()
+        XCTAssertTrue(harness.run(until: { app.isDone }, timeoutMilliseconds: 30_000), "transfer did not finish: received \(app.received.count)")
+        XCTAssertEqual(echo.bytesReceived, upload.count, "the server got every byte")
+        XCTAssertEqual(sha256(app.received), sha256(upload), "the echo came back intact")
+        XCTAssertTrue(app.receivedFIN, "the server's FIN reached the application")
+
+        let stats = harness.engine.statistics()
+        XCTAssertEqual(stats.traffic.tcpBytesUp, upload.count, "payload up counted exactly")
+        XCTAssertEqual(stats.traffic.tcpBytesDown, upload.count, "payload down counted exactly")
+        XCTAssertEqual(stats.state, .connected)
+        XCTAssertEqual(stats.carriers.count, 1)
+        XCTAssertEqual(stats.carriers[0].state, .up)
+        XCTAssertGreaterThan(stats.carriers[0].bytesSent, upload.count, "records carry the payload and their overhead")
+        XCTAssertGreaterThan(stats.carriers[0].recordsReceived, 0)
+        XCTAssertNotNil(stats.carriers[0].lastHandshake)
+        XCTAssertGreaterThan(stats.traffic.packetsFromApplications, 0)
+        XCTAssertTrue(stats.drops.isEmpty, "nothing dropped: \(stats.drops)")
+    }
+
+    func testSuperPacketsThroughASegmentingFlowArriveIntact() throws {
+        echo.close()
+        harness.shutdown()
+        harness = nil
+        harness = try EngineHarness(offloads: [.checksum, .tcpSegmentation])
+        echo = try LoopTCPEchoServer(on: harness.host, loop: harness.loop)
+        harness.waitConnected()
+        let upload = content(1 << 20, seed: 2)
+        let app = harness.connectTCP(to: echo.endpoint)
+        app.write(upload)
+        app.shutdownWrite()
+        XCTAssertTrue(harness.run(until: { app.isDone }, timeoutMilliseconds: 30_000))
+        XCTAssertEqual(sha256(app.received), sha256(upload))
+        XCTAssertGreaterThan(harness.engine.statistics().events["super-packets"] ?? 0, 0, "the engine joined segments")
+    }
+
+    func testRefusedDestinationGivesTheApplicationARST() throws {
+        harness.waitConnected()
+        // The echo server's port once it is closed: nothing listens there any more.
+        let closed = echo.endpoint
+        echo.close()
+        echo = nil
+        let app = harness.connectTCP(to: closed)
+        XCTAssertTrue(harness.run { app.state == .closed }, "no answer to the SYN")
+        XCTAssertTrue(app.refused, "the SYN was answered with RST (connect() fails with ECONNREFUSED)")
+        XCTAssertEqual(harness.engine.statistics().drops["tcp-refused-by-relay-refused"], 1)
+    }
+
+    func testKilledCarrierResetsFlowsAndReconnects() throws {
+        harness.waitConnected()
+        let app = harness.connectTCP(to: echo.endpoint)
+        XCTAssertTrue(harness.run { app.state == .established })
+        app.write(content(64 << 10, seed: 3))
+        XCTAssertTrue(harness.run { app.received.count == 64 << 10 })
+
+        try harness.killRelay(restart: true)
+        XCTAssertTrue(harness.run { app.wasReset }, "the flow on the lost carrier is reset at once")
+        XCTAssertTrue(harness.run { [unowned self] in self.harness.engine.state == .connected && self.harness.events.last == .connected },
+                      "the carrier was redialled")
+        guard let reconnecting = harness.events.firstIndex(where: { if case .reconnecting = $0 { return true } else { return false } }) else {
+            return XCTFail("no reconnecting event: \(harness.events)")
+        }
+        XCTAssertEqual(harness.events.first, .connecting)
+        XCTAssertEqual(harness.events.last, .connected)
+        XCTAssertGreaterThan(harness.events.lastIndex(of: .connected)!, reconnecting, "connected again after reconnecting")
+
+        let again = harness.connectTCP(to: echo.endpoint)
+        again.write(Array("after the reconnect".utf8))
+        again.shutdownWrite()
+        XCTAssertTrue(harness.run { again.isDone })
+        XCTAssertEqual(again.received, Array("after the reconnect".utf8), "new flows work")
+        XCTAssertEqual(harness.engine.statistics().carriers[0].reconnects, 1)
+    }
+
+    func testStopEmitsDisconnectedAndClosesFlows() throws {
+        harness.waitConnected()
+        let app = harness.connectTCP(to: echo.endpoint)
+        XCTAssertTrue(harness.run { app.state == .established })
+        harness.engine.stop()
+        XCTAssertEqual(harness.events.last, .disconnected(nil))
+        XCTAssertEqual(harness.engine.state, .disconnected)
+    }
+
+    /// The host says the path to the relay changed (`reconnect`, as `sluice up`'s network watch does):
+    /// the carrier from another source address is closed, its flow reset at once, the reason reaches
+    /// the events, and the carrier is back without waiting out a backoff.
+    func testReconnectForANetworkChangeResetsFlowsAndRedialsAtOnce() throws {
+        harness.waitConnected()
+        let app = harness.connectTCP(to: echo.endpoint)
+        XCTAssertTrue(harness.run { app.state == .established })
+
+        // The carrier's source is loopback: a network change that keeps it closes nothing.
+        XCTAssertEqual(harness.engine.reconnect(reason: "network changed", keepingCarriersFrom: IPAddress("127.0.0.1")!), 0)
+        XCTAssertFalse(app.wasReset)
+
+        let started = harness.loop.now
+        XCTAssertEqual(harness.engine.reconnect(reason: "network changed", keepingCarriersFrom: IPAddress("192.0.2.7")!), 1)
+        XCTAssertTrue(harness.run { app.wasReset }, "the flow on the closed carrier is reset at once")
+        XCTAssertTrue(harness.events.contains(.reconnecting(reason: "network changed")), "\(harness.events)")
+        XCTAssertTrue(harness.run { [unowned self] in self.harness.engine.state == .connected }, "redialled")
+        XCTAssertLessThan(harness.loop.now - started, 1_000, "no backoff before the redial")
+        XCTAssertEqual(harness.engine.statistics().carriers[0].reconnects, 1)
+
+        let again = harness.connectTCP(to: echo.endpoint)
+        again.write(Array("after the change".utf8))
+        again.shutdownWrite()
+        XCTAssertTrue(harness.run { again.isDone })
+        XCTAssertEqual(again.received, Array("after the change".utf8), "new flows work")
+    }
+}
