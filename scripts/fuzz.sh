@@ -5,6 +5,8 @@
 #   scripts/fuzz.sh run SECONDS [TARGET…]  build, then fuzz each target for SECONDS, one after another;
 #                                         new inputs go to .build/fuzz/corpus-TARGET, the seeds are
 #                                         Fuzz/corpus/TARGET (make fuzz)
+#   scripts/fuzz.sh runs COUNT [TARGET…]  the same as run, but each target for COUNT executions (the long
+#                                         runs of Fuzz/README.md: runs 10000000)
 #   scripts/fuzz.sh check SECONDS         build unoptimised into .build/fuzz-check/ (half the compile
 #                                         time, and Swift's debug checks on), then every target over its
 #                                         seeds plus SECONDS of fuzzing (make fuzz-check, make test)
@@ -73,9 +75,14 @@ build_c_module() {
     ar rcs "$OUT/lib$module.a" "${objects[@]}"
 }
 
+# Links target $1 unless its binary is newer than its entry point, extra sources and libraries.
 build_target() {
     local target=$1 module libs=()
     for module in ${LINKS[$target]}; do libs+=("$OUT/lib$module.a"); done
+    local binary="$OUT/$target-fuzz"
+    if [[ -f $binary ]] && [[ -z $(find "Fuzz/${ENTRY[$target]}" ${EXTRA[$target]:-} "${libs[@]}" -newer "$binary" | head -1) ]]; then
+        return
+    fi
     echo "fuzz: linking $target-fuzz"
     # ld.gold warns "Cannot export local symbol '__asan_…'" while linking; harmless.
     swiftc "${FLAGS[@]}" -module-name "${ENTRY[$target]}" "Fuzz/${ENTRY[$target]}"/*.swift ${EXTRA[$target]:-} \
@@ -127,13 +134,14 @@ case "${1:-}" in
 build)
     build_all
     ;;
-run)
-    seconds=${2:?usage: scripts/fuzz.sh run SECONDS [TARGET…]}
+run | runs)
+    limit=${2:?usage: scripts/fuzz.sh run SECONDS [TARGET…] or scripts/fuzz.sh runs COUNT [TARGET…]}
+    if [[ $1 == run ]]; then bound=-max_total_time=$limit; else bound=-runs=$limit; fi
     build_all
     shift 2
     selected=("$@")
     [[ ${#selected[@]} -gt 0 ]] || selected=("${TARGETS[@]}")
-    for t in "${selected[@]}"; do run_target "$t" "corpus-$t" -max_total_time="$seconds"; done
+    for t in "${selected[@]}"; do run_target "$t" "corpus-$t" "$bound"; done
     ;;
 check)
     seconds=${2:?usage: scripts/fuzz.sh check SECONDS}
@@ -148,7 +156,7 @@ check)
     exit $failed
     ;;
 *)
-    sed -n '2,18p' "$0" >&2
+    sed -n '2,20p' "$0" >&2
     exit 2
     ;;
 esac

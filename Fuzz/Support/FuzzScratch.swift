@@ -1,12 +1,12 @@
-// Shared by the config and command-line fuzz targets: a scratch directory with key files and a
-// client config to point at, the filter for paths a fuzzer must not read, and the checks on a
+// Shared by the config and command-line fuzz targets: a scratch directory with key files, auth
+// files for `socks` and a client config to point at, the filter for paths a fuzzer must not read, and the checks on a
 // parsed command. Compiled into both targets' modules.
 import Glibc
 @testable import SluiceConfig
 
 final class FuzzScratch: @unchecked Sendable {
     /// Made on first use, entered (it becomes the working directory) and removed at exit.
-    nonisolated(unsafe) static let shared = FuzzScratch()
+    static let shared = FuzzScratch()
 
     let directory: String
 
@@ -19,6 +19,8 @@ final class FuzzScratch: @unchecked Sendable {
         Self.write(directory + "/k.key", key, mode: 0o600)
         Self.write(directory + "/psk.key", "MzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzM=\n", mode: 0o600)
         Self.write(directory + "/loose.key", key, mode: 0o644)
+        Self.write(directory + "/users", "# sluice socks --auth-file\nalice:pw\n", mode: 0o600)
+        Self.write(directory + "/loose-users", "alice:pw\n", mode: 0o644)
         Self.write(directory + "/client.json", """
             {"relay": "10.10.0.2:7000", "relayPublicKey": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
              "privateKey": "k.key", "psk": "psk.key", "tun": "sluice0", "address": ["198.18.0.1/30"],
@@ -40,7 +42,7 @@ final class FuzzScratch: @unchecked Sendable {
     }
 
     private static func removeTree(_ dir: String) -> Int32 {
-        for name in ["k.key", "psk.key", "loose.key", "client.json"] { unlink(dir + "/" + name) }
+        for name in ["k.key", "psk.key", "loose.key", "users", "loose-users", "client.json"] { unlink(dir + "/" + name) }
         return rmdir(dir)
     }
 
