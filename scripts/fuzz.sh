@@ -11,12 +11,13 @@
 #                                         time, and Swift's debug checks on), then every target over its
 #                                         seeds plus SECONDS of fuzzing (make fuzz-check, make test)
 #
-# Targets: packet reassembly frame socks handshake record json config cli. SwiftPM is not involved:
-# each module under test is compiled once by swiftc into a static library with libFuzzer's coverage
-# instrumentation and AddressSanitizer, with -enable-testing so that the entry points can reach
-# internal API (`@testable import`), and with the package name SwiftPM gives the modules, which
-# `package` declarations need; the C shims SluiceIO imports by clang, with a module map of our own
-# (SwiftPM writes one for its build only). Independent modules, and then the targets, build in parallel.
+# Targets: packet reassembly frame socks proxyheader handshake record json config cli. SwiftPM is
+# not involved: each module under test is compiled once by swiftc into a static library with
+# libFuzzer's coverage instrumentation and AddressSanitizer, with -enable-testing so that the entry
+# points can reach internal API (`@testable import`), and with the package name SwiftPM gives the
+# modules, which `package` declarations need; the C shims SluiceIO imports by clang, with a module
+# map of our own (SwiftPM writes one for its build only). Independent modules, and then the targets,
+# build in parallel.
 # A crash stops the run and leaves crash-<sha1> in the build directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,22 +25,24 @@ command -v swiftc >/dev/null || export PATH="$PATH:/opt/swift/usr/bin"
 
 if [[ ${1:-} == check ]]; then OUT=$PWD/.build/fuzz-check OPT=-Onone; else OUT=$PWD/.build/fuzz OPT=-O; fi
 JOBS=$(nproc)
-TARGETS=(packet reassembly frame socks handshake record json config cli)
+TARGETS=(packet reassembly frame socks proxyheader handshake record json config cli)
 FLAGS=(-sanitize=fuzzer,address -parse-as-library "$OPT" -package-name sluice -enable-testing
        -I "$OUT" -I "$OUT/CSluiceShims" -I Sources/CSodium -L "$OUT")
 
 # The modules under test in three rounds: each one's dependencies are built in a round before it.
 FIRST=(SluiceWire SluiceJSON SluiceSystem SluiceBase64 CSluiceShims)
-SECOND=(SluiceMux SluiceIO SluiceConfig SluiceSocks)
+SECOND=(SluiceMux SluiceIO SluiceConfig SluiceSocks SluiceProxyProtocol)
 THIRD=(SluiceCrypto)
 # A module is rebuilt when its sources or the library of a module it imports is newer than its own.
-declare -A DEPS=([SluiceIO]="CSluiceShims SluiceSystem SluiceWire" [SluiceMux]="SluiceWire" [SluiceSocks]="SluiceWire"
+declare -A DEPS=([SluiceIO]="CSluiceShims SluiceSystem SluiceWire" [SluiceMux]="SluiceWire" [SluiceSocks]="SluiceWire" [SluiceProxyProtocol]="SluiceWire"
                  [SluiceConfig]="SluiceSystem SluiceWire SluiceJSON SluiceBase64" [SluiceCrypto]="SluiceBase64 SluiceIO")
 # target: entry-point directory, the modules it links (dependencies first is not needed: the linker
 # gets them in reverse order), and extra sources
-declare -A ENTRY=([packet]=PacketFuzz [reassembly]=ReassemblyFuzz [frame]=FrameFuzz [socks]=SocksFuzz [handshake]=HandshakeFuzz
+declare -A ENTRY=([packet]=PacketFuzz [reassembly]=ReassemblyFuzz [frame]=FrameFuzz [socks]=SocksFuzz [proxyheader]=ProxyHeaderFuzz
+                  [handshake]=HandshakeFuzz
                   [record]=RecordFuzz [json]=JSONFuzz [config]=ConfigFuzz [cli]=CLIFuzz)
 declare -A LINKS=([packet]="SluiceWire" [reassembly]="SluiceWire" [frame]="SluiceMux SluiceWire" [socks]="SluiceSocks SluiceWire"
+                  [proxyheader]="SluiceProxyProtocol SluiceWire"
                   [handshake]="SluiceCrypto SluiceBase64 SluiceIO SluiceSystem SluiceWire CSluiceShims"
                   [record]="SluiceCrypto SluiceBase64 SluiceIO SluiceSystem SluiceWire CSluiceShims" [json]="SluiceJSON"
                   [config]="SluiceConfig SluiceSystem SluiceWire SluiceJSON SluiceBase64"
@@ -156,7 +159,7 @@ check)
     exit $failed
     ;;
 *)
-    sed -n '2,20p' "$0" >&2
+    sed -n '2,21p' "$0" >&2
     exit 2
     ;;
 esac

@@ -66,14 +66,14 @@ final class FuzzScratch: @unchecked Sendable {
             require(config.privateKey.count == 32 && config.allowedClients.allSatisfy { $0.count == 32 })
         case .up(let config):
             require(!config.addresses.isEmpty)
-            // A relay with its keys, or a SOCKS5 upstream: one of the two, never both.
+            // Relays with their keys, or a SOCKS5 upstream: one of the two, never both.
             if config.upstream == nil {
-                require(config.relay != nil && config.privateKey?.count == 32 && config.relayPublicKey?.count == 32)
+                require(!config.relays.isEmpty && config.relays.allSatisfy { $0.publicKey.count == 32 } && config.privateKey?.count == 32)
             } else {
-                require(config.relay == nil && config.privateKey == nil && config.relayPublicKey == nil && config.psk == nil)
+                require(config.relays.isEmpty && config.privateKey == nil && config.psk == nil)
             }
         case .socks(let config):
-            require(config.privateKey.count == 32 && config.relayPublicKey.count == 32)
+            require(!config.relays.isEmpty && config.relays.allSatisfy { $0.publicKey.count == 32 } && config.privateKey.count == 32)
         case .bench(let config):
             require(config.privateKey.count == 32 && config.relayPublicKey.count == 32)
         default: break

@@ -25,6 +25,7 @@ extension RelayConfig {
                   benchEnabled: settings.switchOn("no-bench") == nil, allowDestinations: allow, denyDestinations: deny,
                   maxPendingHandshakes: maxPending, maxStreamRate: maxStreamRate, controlPath: settings.value("control")?.text,
                   logLevel: try settings.logLevel())
+        proxyProtocol = settings.switchOn("proxy-protocol") != nil
     }
 
     /// `--allow-destination` and `--deny-destination`: prefixes without host bits, each in one list only.

@@ -31,14 +31,17 @@ public final class HostSetup {
         try state.save(to: statePath)
     }
 
-    /// Installs everything for the TUN `interface`: `settings` with the tunnel's `relay` (kept
+    /// Installs everything for the TUN `interface`: `settings` with the tunnel's `relays` (kept
     /// reachable outside the tunnel), its DNS `resolvers` and `mtu`. On failure nothing stays
     /// installed (the record stays, empty, until `teardown`).
-    public func install(_ settings: HostConfiguration, relay: SocketEndpoint, resolvers: [IPAddress], mtu: Int,
+    public func install(_ settings: HostConfiguration, relays: [SocketEndpoint], resolvers: [IPAddress], mtu: Int,
                         interface: String) throws(HostError) {
         if settings.routeAll {
-            let path = try Self.relayPath(relay.address, fwmark: settings.fwmark, tun: interface, netlink: NetlinkSocket())
-            Log.debug("carriers reach the relay \(relay.address) \(path.pathDescription)", "host")
+            let netlink = try NetlinkSocket()
+            for relay in relays {
+                let path = try Self.relayPath(relay.address, fwmark: settings.fwmark, tun: interface, netlink: netlink)
+                Log.debug("carriers reach the relay \(relay.address) \(path.pathDescription)", "host")
+            }
         }
         let backend = try Self.dnsBackend(settings, resolvers: resolvers)
         let dns = Self.dnsPlan(settings: settings, resolvers: resolvers, interface: interface, backend: backend)
@@ -49,7 +52,7 @@ public final class HostSetup {
         var plan: [HostChange] = []
         // The firewall first, so the kill switch holds before any route points anywhere.
         if settings.killSwitch || settings.blockIPv6 {
-            plan.append(.firewall(FirewallRuleset(tun: interface, relay: relay, fwmark: settings.fwmark,
+            plan.append(.firewall(FirewallRuleset(tun: interface, relays: relays, fwmark: settings.fwmark,
                                                   killSwitch: settings.killSwitch, blockIPv6: settings.blockIPv6,
                                                   relayUDP: settings.upstreamTakesUDP)))
         }

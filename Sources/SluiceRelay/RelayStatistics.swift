@@ -61,12 +61,13 @@ extension RelayServer {
         var drops: [String: Int] = [
             "handshake-failed": counters.handshakesFailed,
             "handshake-dropped-at-cap": counters.handshakesDropped,
+            "proxy-header-invalid": counters.proxyHeadersInvalid,
             "datagram-refused-by-policy": counters.datagramsRefused,
             "datagram-to-destination": counters.datagramsDroppedToDestinations,
             "datagram-to-client": counters.datagramsDroppedToClient,
         ]
         for (reason, count) in counters.streamsRefused { drops["stream-refused-\(reason.name)"] = count }
-        let events = ["carriers-established": counters.carriersEstablished]
+        let events = ["carriers-established": counters.carriersEstablished, "connections-without-data": counters.emptyConnections]
         return RelayStatistics(
             listen: "\(listeningEndpoint)", carriers: carriers.count, pendingHandshakes: pendingHandshakes,
             clients: byClient.values.sorted { $0.publicKey < $1.publicKey },

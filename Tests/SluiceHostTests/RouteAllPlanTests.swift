@@ -56,7 +56,7 @@ final class RouteAllPlanTests: XCTestCase {
     }
 
     func testKillSwitchRuleset() {
-        let ruleset = FirewallRuleset(tun: "sluice0", relay: SocketEndpoint("10.30.0.2:7000")!, fwmark: 0x534c, killSwitch: true, blockIPv6: false)
+        let ruleset = FirewallRuleset(tun: "sluice0", relays: [SocketEndpoint("10.30.0.2:7000")!], fwmark: 0x534c, killSwitch: true, blockIPv6: false)
         XCTAssertEqual(ruleset.text, """
             create table inet sluice
             table inet sluice {
@@ -82,7 +82,7 @@ final class RouteAllPlanTests: XCTestCase {
     }
 
     func testIPv6BlockOnlyWithAnIPv6Relay() {
-        let text = FirewallRuleset(tun: "s", relay: SocketEndpoint("[fd30::2]:7000")!, fwmark: 1, killSwitch: false, blockIPv6: true).text
+        let text = FirewallRuleset(tun: "s", relays: [SocketEndpoint("[fd30::2]:7000")!], fwmark: 1, killSwitch: false, blockIPv6: true).text
         XCTAssertTrue(text.contains("policy accept;"), text)
         XCTAssertTrue(text.contains("meta mark 0x1 ip6 daddr fd30::2 tcp dport 7000 accept"), text)
         XCTAssertTrue(text.contains("meta nfproto ipv6 counter reject with icmpv6 type admin-prohibited"), text)
@@ -93,13 +93,13 @@ final class RouteAllPlanTests: XCTestCase {
     }
 
     func testSocksUpstreamLetsMarkedUDPToTheServerPass() {
-        let text = FirewallRuleset(tun: "s", relay: SocketEndpoint("[fd30::2]:1080")!, fwmark: 0x534c, killSwitch: true, blockIPv6: true,
+        let text = FirewallRuleset(tun: "s", relays: [SocketEndpoint("[fd30::2]:1080")!], fwmark: 0x534c, killSwitch: true, blockIPv6: true,
                                    relayUDP: true).text
         let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         let udp = lines.firstIndex(of: "meta mark 0x534c ip6 daddr fd30::2 meta l4proto udp accept")
         XCTAssertNotNil(udp, "a UDP association's port comes with each association: any port, that address, marked only")
         XCTAssertLessThan(udp ?? .max, lines.firstIndex { $0.hasPrefix("meta nfproto ipv6") }!, "before IPv6 is rejected")
-        XCTAssertFalse(FirewallRuleset(tun: "s", relay: SocketEndpoint("10.30.0.2:7000")!, fwmark: 1, killSwitch: true, blockIPv6: false).text
+        XCTAssertFalse(FirewallRuleset(tun: "s", relays: [SocketEndpoint("10.30.0.2:7000")!], fwmark: 1, killSwitch: true, blockIPv6: false).text
             .contains("udp accept"), "a relay takes TCP only")
     }
 
