@@ -18,6 +18,15 @@ public final class HostSetup {
     /// The cgroup2 mount when per-application routing is installed (`HostSetup+Apps.swift`).
     public internal(set) var appMount: CGroupMount?
 
+    /// The TUN's transmit queue, in packets: what the kernel holds for Sluice to read before it drops
+    /// (a TUN's default is 500). lwIP finds a segment's connection by walking a list, so with
+    /// thousands of connections open it takes packets more slowly than applications can send a
+    /// burst of them; 10,000 applications closing at once (test_floods.py's 10,000 flows) overflowed
+    /// 500 packets, their kernels resent in step at the same timeouts, and the last flows took over
+    /// two minutes to end. The queue only fills while Sluice is behind, and each application's
+    /// kernel (TCP small queues) bounds what one socket keeps in it.
+    public static let tunQueueLength = 10_000
+
     /// Undoes what a crashed `up` of this tunnel left (per its record), then records this process as
     /// the owner. Throws, changing nothing, if a live `up` owns the tunnel or the record belongs to
     /// another namespace.
@@ -57,7 +66,7 @@ public final class HostSetup {
                                                   relayUDP: settings.upstreamTakesUDP)))
         }
         plan += HostRouting.tunnelPlan(
-            interface: interface, mtu: mtu, addresses: settings.addresses, routes: settings.routes,
+            interface: interface, mtu: mtu, txQueueLength: Self.tunQueueLength, addresses: settings.addresses, routes: settings.routes,
             excludes: settings.excludes,
             routeAll: settings.routeAll ? HostRouting.RouteAll(resolvers: resolvers, routeLocal: settings.routeLocal, ipv6: !settings.blockIPv6) : nil,
             table: settings.table, fwmark: settings.fwmark)
