@@ -1,8 +1,8 @@
 # Sluice: build, test, demo.  `make test` is the test command.
 #
 #   make build   release binary at .build/release/sluice (Swift runtime and libstdc++ linked in; see below)
-#   make test    deps, unit tests (debug build; the engine's once more as nobody), release build,
-#                end-to-end suite (as root)
+#   make test    deps, unit tests (debug build; the engine's once more as nobody), short fuzz runs,
+#                release build, end-to-end suite (as root)
 #   make e2e     only the end-to-end suite against $(SLUICE_BIN); E2E_ARGS go to pytest
 #   make e2e-kernel  the end-to-end harness against plain kernel forwarding (no binary needed)
 #   make demo    deps, release build, scripts/demo.sh (as root)
@@ -12,6 +12,8 @@
 #   make bench-quick  the same in about three minutes (shorter tests, 2,000 idle flows)
 #   make microbench   release build of Benchmarks/MicroBench and every suite (~1 minute, no root);
 #                MICROBENCH_ARGS picks suites: records wire mux lwip
+#   make fuzz    builds the libFuzzer targets (Fuzz/README.md) and fuzzes each for FUZZ_SECONDS (60)
+#   make fuzz-check   the same targets, unoptimised, over their seeds plus FUZZ_CHECK_SECONDS (3) each; part of make test
 #   make clean
 
 SHELL := /bin/bash
@@ -23,6 +25,8 @@ export SLUICE_BIN
 E2E_ARGS ?=
 BENCH_ARGS ?=
 MICROBENCH_ARGS ?=
+FUZZ_SECONDS ?= 60
+FUZZ_CHECK_SECONDS ?= 3
 # The benchmark makes namespaces and a TUN: root, through sudo when not already.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 BENCH = $(SUDO) env SLUICE_BIN=$(SLUICE_BIN) timeout -k 30 1500 python3 Benchmarks/e2e/bench.py
@@ -40,7 +44,7 @@ RELEASE_FLAGS := --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker
 # Libraries the release binary must not load at start: each costs resident memory in every process.
 UNWANTED_LIBS := Foundation|ICU|libswiftCore|libstdc\+\+|libnftables|libsystemd
 
-.PHONY: all build deps unit test e2e e2e-kernel demo bench bench-quick microbench clean
+.PHONY: all build deps unit test e2e e2e-kernel demo bench bench-quick microbench fuzz fuzz-check clean
 
 all: build
 
@@ -59,6 +63,7 @@ unit:
 
 test: deps
 	$(MAKE) unit
+	$(MAKE) fuzz-check
 	$(MAKE) build
 	$(MAKE) e2e
 
@@ -83,6 +88,12 @@ bench-quick: deps build
 microbench: $(STATIC_CXX_DIR)/libstdc++.a
 	$(SWIFT) build -c release --product MicroBench $(RELEASE_FLAGS)
 	.build/release/MicroBench $(MICROBENCH_ARGS)
+
+fuzz:
+	scripts/fuzz.sh run $(FUZZ_SECONDS)
+
+fuzz-check:
+	scripts/fuzz.sh check $(FUZZ_CHECK_SECONDS)
 
 $(STATIC_CXX_DIR)/libstdc++.a:
 	@mkdir -p $(STATIC_CXX_DIR)

@@ -19,9 +19,6 @@ let package = Package(
         // System libraries, found through pkg-config (Debian: liblwip-dev, libsodium-dev). libnftables is opened with dlopen (SluiceHost/NFTables.swift).
         .systemLibrary(name: "CLwIP", pkgConfig: "lwip", providers: [.apt(["liblwip-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        // ChaCha20-Poly1305 of carrier records over OpenSSL's assembly ChaCha20 and Poly1305, linked in from libcrypto.a
-        // (Debian: libssl-dev): 2.5x libsodium's speed, ~50 KB instead of libcrypto.so's 3.3 MiB resident (chacha20poly1305.c).
-        .target(name: "CSluiceAEAD", linkerSettings: [.unsafeFlags(["-Xlinker", "-l:libcrypto.a"])]),
         // The few C helpers for macros, struct fields and headers Swift cannot reach: epoll, accept4, the UDP
         // error queue, the checksum (engine, loop, sockets) — and apart, what only the Linux host layer needs
         // (TUN ioctls, netlink macros, signalfd), so the engine's dependencies hold none of it.
@@ -34,10 +31,11 @@ let package = Package(
         // Non-blocking sockets and byte queues: what the carrier, the relay, the records and the engine all move bytes with.
         .target(name: "SluiceIO", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceWire"], swiftSettings: hotPath),
         .target(name: "SluiceWire", swiftSettings: hotPath),
-        // JSON (config files, the state record) and base64 (keys) without Foundation: see Sources/SluiceJSON/JSONValue.swift.
+        // JSON (config files, the state record) without Foundation: see Sources/SluiceJSON/JSONValue.swift.
         .target(name: "SluiceJSON"),
-        .target(name: "SluiceBase64"),
-        .target(name: "SluiceCrypto", dependencies: ["CSodium", "CSluiceAEAD", "SluiceBase64", "SluiceIO"], swiftSettings: hotPath),
+        // Base64 of keys over libsodium's constant-time codec, and wiping of secret bytes.
+        .target(name: "SluiceBase64", dependencies: ["CSodium"]),
+        .target(name: "SluiceCrypto", dependencies: ["CSodium", "SluiceBase64", "SluiceIO"], swiftSettings: hotPath),
         .target(name: "SluiceMux", dependencies: ["SluiceWire"], swiftSettings: hotPath),
         // SOCKS5 (RFC 1928, RFC 1929) without I/O: messages both ways, client and server handshakes.
         .target(name: "SluiceSocks", dependencies: ["SluiceWire"]),
@@ -47,7 +45,7 @@ let package = Package(
         .target(name: "SluiceHost", dependencies: ["CSluiceHostShims", "SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceLog"]),
         // Control sockets of running tunnels and relays: `sluice status`, `exec`, `cgroup`.
         .target(name: "SluiceControl", dependencies: ["SluiceSystem", "SluiceLoop", "SluiceLog"]),
-        .target(name: "SluiceConfig", dependencies: ["SluiceWire", "SluiceJSON", "SluiceBase64"]),
+        .target(name: "SluiceConfig", dependencies: ["SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceBase64"]),
         .target(name: "SluiceStack", dependencies: ["CLwIP", "SluiceWire", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceCarrier", dependencies: ["SluiceSystem", "SluiceIO", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
         // The client engine: lwIP, UDP mappings, flows bridged to carrier streams, reconnects; driven by a PacketFlow.
@@ -81,7 +79,7 @@ let package = Package(
         .testTarget(name: "SluiceIOTests", dependencies: ["SluiceIO", "SluiceTestSupport"]),
         .testTarget(name: "SluiceJSONTests", dependencies: ["SluiceJSON"]),
         .testTarget(name: "SluiceBase64Tests", dependencies: ["SluiceBase64"]),
-        .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "SluiceIO", "SluiceTestSupport", "CSodium", "CSluiceAEAD"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "SluiceIO", "SluiceTestSupport", "CSodium"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceWire"]),
         .testTarget(name: "SluiceSocksTests", dependencies: ["SluiceSocks", "SluiceWire"]),
         .testTarget(name: "SluiceProxyProtocolTests", dependencies: ["SluiceProxyProtocol", "SluiceWire"]),

@@ -23,9 +23,8 @@
  * at most 65,519 bytes of plaintext, so a record is at most 65,537 bytes; the nonce is 4 zero bytes
  * and a per-direction counter as a little-endian u64; the length is the additional data. Sluice also
  * masks the length with one more ChaCha20 block per record and rekeys every 2^20 records; both are
- * left out (a few hundred bytes of keystream per 64 KiB), so this stays a floor. The AEAD is OpenSSL's
- * libcrypto EVP ChaCha20-Poly1305, the implementation Sluice's records use, one EVP_CIPHER_CTX per
- * direction keyed once, only the nonce set per record.
+ * left out (a few hundred bytes of keystream per 64 KiB), so this stays a floor. The AEAD is
+ * libsodium's crypto_aead_chacha20poly1305_ietf_*_detached, the call Sluice's records make.
  *   --role client  the accepted side is the application: seal what it sends, open what TARGET sends.
  *   --role relay   the accepted side is the client forwarder: open what it sends, seal what TARGET sends.
  * THE KEY IS A FIXED CONSTANT: this measures what the cipher costs, it protects nothing.
@@ -39,7 +38,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <openssl/evp.h>
+#include <sodium.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,7 +68,6 @@ enum fw_xform { FW_COPY, FW_SEAL, FW_OPEN };
 struct fw_dir {
     int src, dst;
     enum fw_xform xform;
-    EVP_CIPHER_CTX *ctx;      /* FW_SEAL / FW_OPEN: keyed once */
     uint64_t counter;         /* the next record's nonce */
     unsigned char *in;        /* FW_OPEN: records read, not yet opened (in[0..in_len)) */
     size_t in_len;
@@ -131,13 +129,6 @@ static void fw_nodelay(int fd) {
     if (fw_nodelay_on) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &fw_nodelay_on, sizeof fw_nodelay_on);
 }
 
-static EVP_CIPHER_CTX *fw_context(int encrypt) {
-    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-    if (!c || EVP_CipherInit_ex(c, EVP_chacha20_poly1305(), NULL, fw_key, NULL, encrypt) != 1)
-        fw_fail("libcrypto could not set up ChaCha20-Poly1305");
-    return c;
-}
-
 static void fw_nonce(unsigned char nonce[12], uint64_t counter) {
     memset(nonce, 0, 4);
     for (int i = 0; i < 8; i++) nonce[4 + i] = (unsigned char)(counter >> (8 * i));
@@ -149,7 +140,6 @@ static void fw_dir_init(struct fw_dir *d, int src, int dst, enum fw_xform x) {
     d->dst = dst;
     d->xform = x;
     d->out = malloc(x == FW_SEAL ? FW_SEAL_OUT : x == FW_OPEN ? FW_OPEN_IN : FW_READ_SIZE);
-    if (x != FW_COPY) d->ctx = fw_context(x == FW_SEAL);
     if (x == FW_OPEN) d->in = malloc(FW_OPEN_IN);
     if (!d->out || (x == FW_OPEN && !d->in)) fw_fail("out of memory");
 }
@@ -157,7 +147,6 @@ static void fw_dir_init(struct fw_dir *d, int src, int dst, enum fw_xform x) {
 static void fw_dir_free(struct fw_dir *d) {
     free(d->out);
     free(d->in);
-    if (d->ctx) EVP_CIPHER_CTX_free(d->ctx);
 }
 
 /* Seals `n` plaintext bytes (read into a scratch area) as records into d->out. */
@@ -166,16 +155,12 @@ static void fw_seal(struct fw_dir *d, const unsigned char *plain, size_t n) {
     while (n > 0) {
         size_t len = n < FW_MAX_PLAINTEXT ? n : FW_MAX_PLAINTEXT;
         unsigned char nonce[12];
-        int w = 0;
         fw_nonce(nonce, d->counter++);
         o[0] = (unsigned char)(len >> 8);
         o[1] = (unsigned char)len;
-        if (EVP_CipherInit_ex(d->ctx, NULL, NULL, NULL, nonce, -1) != 1
-            || EVP_CipherUpdate(d->ctx, NULL, &w, o, FW_LEN_SIZE) != 1
-            || EVP_CipherUpdate(d->ctx, o + FW_LEN_SIZE, &w, plain, (int)len) != 1
-            || EVP_CipherFinal_ex(d->ctx, o + FW_LEN_SIZE + w, &w) != 1
-            || EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_AEAD_GET_TAG, FW_TAG_SIZE, o + FW_LEN_SIZE + len) != 1)
-            fw_fail("libcrypto failed to seal a record");
+        if (crypto_aead_chacha20poly1305_ietf_encrypt_detached(o + FW_LEN_SIZE, o + FW_LEN_SIZE + len, NULL, plain, len,
+                                                               o, FW_LEN_SIZE, NULL, nonce, fw_key) != 0)
+            fw_fail("libsodium failed to seal a record");
         o += len + FW_OVERHEAD;
         plain += len;
         n -= len;
@@ -193,13 +178,9 @@ static void fw_open(struct fw_dir *d) {
         if (len == 0 || len > FW_MAX_PLAINTEXT) fw_fail("a record with an impossible length: the stream is corrupt");
         if (d->in_len - pos < len + FW_OVERHEAD) break;
         unsigned char nonce[12];
-        int w = 0;
         fw_nonce(nonce, d->counter++);
-        if (EVP_CipherInit_ex(d->ctx, NULL, NULL, NULL, nonce, -1) != 1
-            || EVP_CipherUpdate(d->ctx, NULL, &w, r, FW_LEN_SIZE) != 1
-            || EVP_CipherUpdate(d->ctx, d->out + olen, &w, r + FW_LEN_SIZE, (int)len) != 1
-            || EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_AEAD_SET_TAG, FW_TAG_SIZE, r + FW_LEN_SIZE + len) != 1
-            || EVP_CipherFinal_ex(d->ctx, d->out + olen + w, &w) != 1)
+        if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(d->out + olen, NULL, r + FW_LEN_SIZE, len,
+                                                               r + FW_LEN_SIZE + len, r, FW_LEN_SIZE, nonce, fw_key) != 0)
             fw_fail("a record failed authentication: the stream is corrupt");
         olen += len;
         pos += len + FW_OVERHEAD;
@@ -391,6 +372,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
+    if (sodium_init() < 0) fw_fail("libsodium could not initialise");
     signal(SIGTERM, fw_on_term);
     fw_ep = epoll_create1(EPOLL_CLOEXEC);
     if (fw_ep < 0) fw_die("epoll_create1");

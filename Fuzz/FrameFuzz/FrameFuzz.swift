@@ -1,11 +1,12 @@
-// libFuzzer entry point for the SluiceMux frame decoder. Compiled with Sources/SluiceMux/*.swift
-// against a SluiceWire module built first (see Fuzz/README.md).
+// libFuzzer entry point for the SluiceMux frame decoder, against SluiceMux and SluiceWire built with
+// -enable-testing (see Fuzz/README.md).
 //
 // Beyond "never traps": every record that decodes re-encodes to the same frames, and to the very same
 // bytes unless a RESET message held invalid UTF-8 (which the decoder repairs, and the repaired text
 // may be longer than the 200 bytes the encoder sends). And the input, taken as one datagram, goes
 // through `appendDatagram` into records of a size its first byte picks and comes back whole.
-import SluiceWire
+@testable import SluiceMux
+@testable import SluiceWire
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func frameFuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

@@ -1,5 +1,5 @@
-// libFuzzer entry point for the SluiceWire parsers. Compiled together with Sources/SluiceWire/*.swift
-// into one module (see Fuzz/README.md), so it needs no import.
+// libFuzzer entry point for the SluiceWire parsers, against a SluiceWire built with -enable-testing
+// (see Fuzz/README.md).
 //
 // Beyond "never traps", it checks properties that must hold for any input:
 // - whatever TCPReset emits parses back as a TCP RST with valid IP and TCP checksums, endpoints swapped;
@@ -12,6 +12,7 @@
 //   the MTU;
 // - a UDP packet written by UDPPacket (endpoints and payload taken from the input) summarises back;
 // - Checksum.sum agrees with a plain 16-bit loop.
+@testable import SluiceWire
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func packetFuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

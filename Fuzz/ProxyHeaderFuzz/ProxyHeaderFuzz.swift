@@ -1,10 +1,11 @@
-// libFuzzer entry point for the PROXY protocol decoder. Compiled with
-// Sources/SluiceProxyProtocol/*.swift against a SluiceWire module built first (see Fuzz/README.md).
+// libFuzzer entry point for the PROXY protocol decoder, against SluiceProxyProtocol and SluiceWire
+// built with -enable-testing (see Fuzz/README.md).
 //
 // Beyond "never traps": a header decodes within the input; it encodes to bytes that decode to the
 // same header, taking exactly those bytes (the input itself may differ: TLVs, the rest of an UNKNOWN
 // line, IPv6 text written another way); and no proper prefix of the bytes it took is an error or a
 // header — a relay reading the header in pieces must wait, never refuse, until it is whole.
+@testable import SluiceProxyProtocol
 import SluiceWire
 
 @_cdecl("LLVMFuzzerTestOneInput")

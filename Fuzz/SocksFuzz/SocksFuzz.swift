@@ -1,9 +1,10 @@
-// libFuzzer entry point for the SluiceSocks decoders. Compiled with Sources/SluiceSocks/*.swift
-// against a SluiceWire module built first (see Fuzz/README.md).
+// libFuzzer entry point for the SluiceSocks decoders, against SluiceSocks and SluiceWire built with
+// -enable-testing (see Fuzz/README.md).
 //
 // Beyond "never traps": whatever decodes re-encodes to the very bytes it came from (every SOCKS5
 // message has one encoding, but for a reply's reserved byte, which is not checked), a decoder that says "need more" says so for every shorter prefix too,
 // and the client and server handshakes fed the input in two pieces end exactly as fed in one.
+@testable import SluiceSocks
 import SluiceWire
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -59,8 +59,7 @@ public struct BenchConfig: Sendable, Equatable {
     }
 
     init(settings: Settings) throws(ConfigError) {
-        var warnings: [ConfigWarning] = []
-        let (relay, relayPublicKey, privateKey, psk) = try settings.relayAccess(warnings: &warnings)
+        let (relay, relayPublicKey, privateKey, psk) = try settings.relayAccess()
         let duration = try settings.seconds("seconds", default: Self.defaultSeconds, range: Self.secondsRange)
         var direction = Direction.both
         if let raw = settings.value("direction") {
@@ -73,7 +72,7 @@ public struct BenchConfig: Sendable, Equatable {
                   direction: direction,
                   streams: try settings.integer("streams", default: Self.defaultStreams, range: Self.streamsRange),
                   carriers: try settings.integer("carriers", default: Self.defaultCarriers, range: ClientConfig.carriersRange),
-                  json: settings.switchOn("json") != nil, logLevel: try settings.logLevel(), warnings: warnings)
+                  json: settings.switchOn("json") != nil, logLevel: try settings.logLevel())
     }
 }
 

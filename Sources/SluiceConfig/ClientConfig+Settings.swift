@@ -9,7 +9,7 @@ extension ClientConfig {
     /// hand would make it loop.
     init(settings: Settings) throws(ConfigError) {
         var warnings: [ConfigWarning] = []
-        let (relays, policy, privateKey, psk, upstream) = try settings.relayOrUpstream(warnings: &warnings)
+        let (relays, policy, privateKey, psk, upstream) = try settings.relayOrUpstream()
         let tun = try settings.interfaceName("tun")
 
         var addresses: [IPPrefix] = []

@@ -1,7 +1,7 @@
 /// What the command line asks for, fully validated. The CLI runs it; errors never get this far.
 public enum Command: Sendable, Equatable {
-    /// Print a new private key.
-    case keygen
+    /// Make a new private key: print it, or write it to a file.
+    case keygen(KeygenConfig)
     /// Read a private key on standard input, print its public key.
     case pubkey
     /// Run the relay.

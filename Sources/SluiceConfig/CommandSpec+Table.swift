@@ -1,9 +1,16 @@
 /// The commands and their flags. Flag names here are a public contract: scripts depend on them.
 extension CommandSpec {
     static let keygen = CommandSpec(
-        name: "keygen", summary: "print a new private key (base64) to standard output",
-        synopsis: [""], about: "Like `wg genkey`: sluice keygen > client.key (run `umask 077` first).",
-        flags: [.help], build: { _ throws(ConfigError) in .keygen })
+        name: "keygen", summary: "make a new private key (base64): to standard output, or to a file of mode 0600",
+        synopsis: ["[--output FILE [--force]]"],
+        about: "Like `wg genkey`: sluice keygen --output client.key, or sluice keygen > client.key after `umask 077`.",
+        flags: [
+            FlagSpec("output", "FILE", kind: .path,
+                     help: "write the key to FILE with mode 0600 instead of printing it; an existing FILE is refused"),
+            FlagSpec("force", kind: .switch, help: "with --output, replace an existing FILE"),
+            .help,
+        ],
+        build: { settings throws(ConfigError) in .keygen(try KeygenConfig(settings: settings)) })
 
     static let pubkey = CommandSpec(
         name: "pubkey", summary: "read a private key on standard input, print its public key",

@@ -38,6 +38,9 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     case keyGivenAsFileName(SettingOrigin, path: String)
     /// A key file could not be read; `what` is "private key file" or "pre-shared key file".
     case keyFileUnreadable(what: String, path: String, reason: String)
+    /// A private key, PSK or auth file that group or others may access (`permissions & 0o077 != 0`),
+    /// refused as ssh refuses such a key; `permissions` are the file's mode bits.
+    case keyFileExposed(what: String, path: String, permissions: UInt32)
     /// The config file could not be read.
     case configFileUnreadable(path: String, reason: String)
     /// The config file is not JSON; `detail` says where, when the parser told.
@@ -110,6 +113,10 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(origin) takes the base64 key text itself, but \"\(path)\" names a file; pass its contents instead, as in \(origin) \"$(cat \(path))\"."
         case .keyFileUnreadable(let what, let path, let reason):
             return "\(what) \(path): \(reason)."
+        case .keyFileExposed(let what, let path, let permissions):
+            let mode = String(permissions, radix: 8)
+            return "\(what) \(path) is accessible by other users (mode \(String(repeating: "0", count: max(0, 4 - mode.count)) + mode)); "
+                + "it must be readable by its owner only: run `chmod 600 \(path)`."
         case .configFileUnreadable(let path, let reason):
             return "config file \(path): \(reason)."
         case .configFileInvalidJSON(let path, let detail):

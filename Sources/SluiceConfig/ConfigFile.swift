@@ -16,7 +16,19 @@ enum ConfigFile {
 
     /// The file's settings keyed by flag name.
     static func load(path: String, command: CommandSpec) throws(ConfigError) -> [String: Settings.Entry] {
-        let object = try parse(path: path)
+        let contents: [UInt8]
+        do {
+            contents = try SmallFile.read(path, limit: sizeLimit)
+        } catch {
+            throw .configFileUnreadable(path: path, reason: error.reason)
+        }
+        return try load(contents: contents, path: path, command: command)
+    }
+
+    /// The settings in `contents`, a config file read from `path` (which names it in errors and
+    /// anchors relative key-file paths).
+    static func load(contents: [UInt8], path: String, command: CommandSpec) throws(ConfigError) -> [String: Settings.Entry] {
+        let object = try parse(contents, path: path)
         var entries: [String: Settings.Entry] = [:]
         for key in object.keys.sorted() {
             guard let flag = command.flag(jsonKey: key) else { throw unknownKey(key, path: path, command: command) }
@@ -33,19 +45,13 @@ enum ConfigFile {
         return entries
     }
 
-    private static func parse(path: String) throws(ConfigError) -> [String: JSONValue] {
-        let contents: SmallFile.Contents
-        do {
-            contents = try SmallFile.read(path, limit: sizeLimit)
-        } catch {
-            throw .configFileUnreadable(path: path, reason: error.reason)
-        }
-        guard contents.bytes.contains(where: { !" \t\r\n".utf8.contains($0) }) else {
+    private static func parse(_ contents: [UInt8], path: String) throws(ConfigError) -> [String: JSONValue] {
+        guard contents.contains(where: { !" \t\r\n".utf8.contains($0) }) else {
             throw .configFileInvalidJSON(path: path, detail: "the file is empty")
         }
         let json: JSONValue
         do {
-            json = try JSONParser.parse(contents.bytes)
+            json = try JSONParser.parse(contents)
         } catch {
             throw .configFileInvalidJSON(path: path, detail: error.description)
         }

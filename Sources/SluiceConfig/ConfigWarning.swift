@@ -3,8 +3,6 @@ import SluiceWire
 /// A setting that works but deserves a line in the log. The parser returns these inside the config
 /// values instead of printing them; the CLI logs each `description` at warning level.
 public enum ConfigWarning: Sendable, Equatable, CustomStringConvertible {
-    /// A key file that group or others may read (`permissions & 0o077 != 0`), as `wg` warns.
-    case keyFileExposed(what: String, path: String, permissions: UInt32)
     /// The relay's address lies inside a `--route` prefix. Safe, because carrier sockets carry
     /// `SO_MARK = fwmark` and the policy rule sends marked packets around the tunnel's table, but worth
     /// knowing: with a different fwmark setup the carrier would loop into the tunnel.
@@ -17,8 +15,6 @@ public enum ConfigWarning: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .keyFileExposed(let what, let path, let permissions):
-            return "\(what) \(path) may be read by other users (mode \(String(permissions, radix: 8))); run `chmod 600 \(path)`."
         case .relayInsideRoute(let relay, let route):
             return "the relay \(relay) lies inside --route \(route); its carriers stay outside the tunnel only through their fwmark, so keep the fwmark rule in place."
         case .routeWithoutAddressFamily(let route):

@@ -1,3 +1,4 @@
+import SluiceBase64
 import SluiceWire
 
 /// Validated settings of `sluice socks`: a SOCKS5 and HTTP proxy on `listen` whose connections go to
@@ -32,8 +33,7 @@ public struct ProxyConfig: Sendable, Equatable {
     }
 
     init(settings: Settings) throws(ConfigError) {
-        var warnings: [ConfigWarning] = []
-        (relays, relayPolicy, privateKey, psk) = try settings.relaysAccess(warnings: &warnings)
+        (relays, relayPolicy, privateKey, psk) = try settings.relaysAccess()
         if let raw = settings.value("listen") {
             listen = try settings.endpoint(raw, example: "127.0.0.1:1080 or [::1]:1080")
         } else {
@@ -43,7 +43,7 @@ public struct ProxyConfig: Sendable, Equatable {
         pingInterval = try settings.seconds("ping-interval", default: ClientConfig.defaultPingIntervalSeconds, range: ClientConfig.pingIntervalRange)
         pingMisses = try settings.integer("ping-misses", default: ClientConfig.defaultPingMisses, range: ClientConfig.pingMissesRange)
         if let raw = settings.value("auth-file") {
-            users = try Self.readUsers(raw, warnings: &warnings)
+            users = try Self.readUsers(raw)
         } else {
             users = []
         }
@@ -51,23 +51,31 @@ public struct ProxyConfig: Sendable, Equatable {
             throw .openProxy(settings.value("listen")!.origin, value: settings.value("listen")!.text)
         }
         logLevel = try settings.logLevel()
-        self.warnings = warnings
+        warnings = []
     }
 
-    /// `user:password` lines; blank lines and lines starting with `#` are skipped.
-    static func readUsers(_ raw: (text: String, origin: SettingOrigin), warnings: inout [ConfigWarning]) throws(ConfigError)
+    /// `user:password` lines; blank lines and lines starting with `#` are skipped. The file holds
+    /// passwords: like a key file, one that group or others have any permission on is refused.
+    static func readUsers(_ raw: (text: String, origin: SettingOrigin)) throws(ConfigError)
         -> [(user: [UInt8], password: [UInt8])] {
-        let contents: SmallFile.Contents
+        let file: SmallFile.Open
         do {
-            contents = try SmallFile.read(raw.text, limit: 1 << 20)
+            file = try SmallFile.Open(path: raw.text)
         } catch {
             throw .keyFileUnreadable(what: "auth file", path: raw.text, reason: error.reason)
         }
-        if contents.permissions & 0o077 != 0 {
-            warnings.append(.keyFileExposed(what: "auth file", path: raw.text, permissions: contents.permissions))
+        if file.isRegular, file.permissions & 0o077 != 0 {
+            throw .keyFileExposed(what: "auth file", path: raw.text, permissions: file.permissions)
         }
+        var contents: [UInt8]
+        do {
+            contents = try file.readToEnd(limit: 1 << 20)
+        } catch {
+            throw .keyFileUnreadable(what: "auth file", path: raw.text, reason: error.reason)
+        }
+        defer { Secrets.wipe(&contents) }
         var users: [(user: [UInt8], password: [UInt8])] = []
-        for (index, line) in contents.bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+        for (index, line) in contents.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
             var bytes = Array(line)
             if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
             if bytes.isEmpty || bytes.first == UInt8(ascii: "#") { continue }

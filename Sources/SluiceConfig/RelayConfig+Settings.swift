@@ -3,15 +3,14 @@ import SluiceWire
 extension RelayConfig {
     /// Validates `sluice relay`'s settings.
     init(settings: Settings) throws(ConfigError) {
-        var warnings: [ConfigWarning] = []
         let listen = try settings.endpoint(try settings.required("listen"), example: "0.0.0.0:7000 or [::]:7000")
-        let privateKey = try settings.requiredKeyFile("private-key", what: "private key file", warnings: &warnings)
+        let privateKey = try settings.requiredKeyFile("private-key", what: "private key file")
         var clients: [[UInt8]] = []
         for raw in try settings.requiredAll("allow-client") {
             let key = try settings.publicKey(raw)
             if !clients.contains(key) { clients.append(key) }
         }
-        let psk = try settings.keyFile("psk", what: "pre-shared key file", warnings: &warnings)
+        let psk = try settings.keyFile("psk", what: "pre-shared key file")
         let maxStreams = try settings.integer("max-streams", default: Self.defaultMaxStreams, range: Self.maxStreamsRange)
         let timeout = try settings.seconds("handshake-timeout", default: Self.defaultHandshakeTimeoutSeconds,
                                            range: Self.handshakeTimeoutRange)
@@ -25,8 +24,7 @@ extension RelayConfig {
                   handshakeTimeout: timeout, udpTimeout: udpTimeout, maxUDPMappings: maxUDPMappings,
                   benchEnabled: settings.switchOn("no-bench") == nil, allowDestinations: allow, denyDestinations: deny,
                   maxPendingHandshakes: maxPending, maxStreamRate: maxStreamRate, controlPath: settings.value("control")?.text,
-                  logLevel: try settings.logLevel(),
-                  warnings: warnings)
+                  logLevel: try settings.logLevel())
         proxyProtocol = settings.switchOn("proxy-protocol") != nil
     }
 

@@ -91,32 +91,32 @@ extension Settings {
         return key
     }
 
-    /// A key file named by a flag, or nil when the flag is absent. Appends a warning when others may
-    /// read the file.
-    func keyFile(_ flag: String, what: String, warnings: inout [ConfigWarning]) throws(ConfigError) -> [UInt8]? {
+    /// A key file named by a flag, or nil when the flag is absent. `KeyText.read` refuses a file
+    /// that others may read.
+    func keyFile(_ flag: String, what: String) throws(ConfigError) -> [UInt8]? {
         guard let raw = value(flag) else { return nil }
-        return try keyFile(raw, what: what, warnings: &warnings)
+        return try keyFile(raw, what: what)
     }
 
     /// A key file that must be given.
-    func requiredKeyFile(_ flag: String, what: String, warnings: inout [ConfigWarning]) throws(ConfigError) -> [UInt8] {
-        try keyFile(try required(flag), what: what, warnings: &warnings)
+    func requiredKeyFile(_ flag: String, what: String) throws(ConfigError) -> [UInt8] {
+        try keyFile(try required(flag), what: what)
     }
 
     /// The relay and the keys to reach it (`FlagSpec.relayAccess`), as `up` and `bench` take them.
-    func relayAccess(warnings: inout [ConfigWarning]) throws(ConfigError)
+    func relayAccess() throws(ConfigError)
         -> (relay: SocketEndpoint, relayPublicKey: [UInt8], privateKey: [UInt8], psk: [UInt8]?) {
         let relay = try endpoint(try required("relay"), example: "10.10.0.2:7000 or [fd00::2]:7000")
         let relayPublicKey = try publicKey(try required("relay-public-key"))
-        let privateKey = try requiredKeyFile("private-key", what: "private key file", warnings: &warnings)
-        let psk = try keyFile("psk", what: "pre-shared key file", warnings: &warnings)
+        let privateKey = try requiredKeyFile("private-key", what: "private key file")
+        let psk = try keyFile("psk", what: "pre-shared key file")
         return (relay, relayPublicKey, privateKey, psk)
     }
 
     /// The relays and keys as `up` and `socks` take them (`FlagSpec.relaysAccess`): one relay
     /// (`--relay`, `--relay-public-key`) or a list (`--relays ENDPOINT,KEY`, each relay once), never
     /// both; the canonical `--relay-policy`.
-    func relaysAccess(warnings: inout [ConfigWarning]) throws(ConfigError)
+    func relaysAccess() throws(ConfigError)
         -> (relays: [RelayEntry], policy: String, privateKey: [UInt8], psk: [UInt8]?) {
         let listed = all("relays")
         var relays: [RelayEntry] = []
@@ -143,8 +143,8 @@ extension Settings {
             }
             policy = raw.text.lowercased()
         }
-        let privateKey = try requiredKeyFile("private-key", what: "private key file", warnings: &warnings)
-        let psk = try keyFile("psk", what: "pre-shared key file", warnings: &warnings)
+        let privateKey = try requiredKeyFile("private-key", what: "private key file")
+        let psk = try keyFile("psk", what: "pre-shared key file")
         return (relays, policy, privateKey, psk)
     }
 
@@ -159,13 +159,13 @@ extension Settings {
 
     /// `up`'s way out: the relays and keys (`relaysAccess`), or a SOCKS5 server (`--upstream`) — one
     /// of the two, never both. No relays with an upstream.
-    func relayOrUpstream(warnings: inout [ConfigWarning]) throws(ConfigError)
+    func relayOrUpstream() throws(ConfigError)
         -> (relays: [RelayEntry], policy: String, privateKey: [UInt8]?, psk: [UInt8]?, upstream: SocksUpstreamURL?) {
         guard let raw = value("upstream") else {
             guard value("relay") != nil || value("relay-public-key") != nil || value("private-key") != nil || !all("relays").isEmpty else {
                 throw .missingUpstream(command: command.name)
             }
-            let (relays, policy, privateKey, psk) = try relaysAccess(warnings: &warnings)
+            let (relays, policy, privateKey, psk) = try relaysAccess()
             return (relays, policy, privateKey, psk, nil)
         }
         for flag in ["relay", "relays", "relay-public-key", "relay-policy", "private-key", "psk"] {
@@ -179,13 +179,8 @@ extension Settings {
         }
     }
 
-    private func keyFile(_ raw: (text: String, origin: SettingOrigin), what: String,
-                         warnings: inout [ConfigWarning]) throws(ConfigError) -> [UInt8] {
+    private func keyFile(_ raw: (text: String, origin: SettingOrigin), what: String) throws(ConfigError) -> [UInt8] {
         guard !raw.text.isEmpty else { throw .invalidValue(raw.origin, value: raw.text, expected: "a file name") }
-        let file = try KeyText.read(file: raw.text, what: what)
-        if file.isExposed {
-            warnings.append(.keyFileExposed(what: what, path: file.path, permissions: file.permissions))
-        }
-        return file.key
+        return try KeyText.read(file: raw.text, what: what)
     }
 }

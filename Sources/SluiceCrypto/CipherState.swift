@@ -1,3 +1,5 @@
+import CSodium
+
 /// Noise's CipherState (revision 34, §5.1): a key `k` (possibly empty) and a counter nonce `n`.
 ///
 /// A value type: copying it copies the key and the nonce, so two copies that both encrypt reuse
@@ -56,7 +58,8 @@ public struct CipherState: Sendable {
     /// REKEY(k) as a function, shared with the record layer's key schedule.
     static func rekeyed(_ key: SymmetricKey, cipher: NoiseCipher) -> SymmetricKey {
         let zeros = [UInt8](repeating: 0, count: SymmetricKey.byteCount)
-        let out = cipher.encrypt(key: key, nonce: maxNonce, ad: [], plaintext: zeros)
-        return SymmetricKey(trusted: Array(out.prefix(SymmetricKey.byteCount)))
+        var out = cipher.encrypt(key: key, nonce: maxNonce, ad: [], plaintext: zeros)
+        defer { out.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) } }
+        return SymmetricKey(secret: out.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[..<SymmetricKey.byteCount])) })
     }
 }

@@ -155,24 +155,27 @@ public struct HandshakeState: Sendable {
     private mutating func mixDH(_ token: HandshakePattern.Token) throws(CryptoError) {
         switch token {
         case .ee:
-            symmetric.mixKey(try Self.dh(localEphemeral, remoteEphemeral))
+            try mixKey(Self.dh(localEphemeral, remoteEphemeral))
         case .es:
-            symmetric.mixKey(isInitiator ? try Self.dh(localEphemeral, remoteStatic)
-                                         : try Self.dh(localStatic, remoteEphemeral))
+            try mixKey(isInitiator ? Self.dh(localEphemeral, remoteStatic) : Self.dh(localStatic, remoteEphemeral))
         case .se:
-            symmetric.mixKey(isInitiator ? try Self.dh(localStatic, remoteEphemeral)
-                                         : try Self.dh(localEphemeral, remoteStatic))
+            try mixKey(isInitiator ? Self.dh(localStatic, remoteEphemeral) : Self.dh(localEphemeral, remoteStatic))
         case .ss:
-            symmetric.mixKey(try Self.dh(localStatic, remoteStatic))
+            try mixKey(Self.dh(localStatic, remoteStatic))
         case .psk:
             guard let psk else { throw .missingKey("pre-shared key") }
-            symmetric.mixKeyAndHash(psk.bytes)
+            psk.secret.withUnsafeBytes { symmetric.mixKeyAndHash($0) }
         case .e, .s:
             preconditionFailure("key tokens are handled by writeMessage/readMessage")
         }
     }
 
-    private static func dh(_ local: PrivateKey?, _ remote: PublicKey?) throws(CryptoError) -> [UInt8] {
+    /// MixKey(DH result); the result's buffer is wiped when it goes.
+    private mutating func mixKey(_ secret: SecretBytes) {
+        secret.withUnsafeBytes { symmetric.mixKey($0) }
+    }
+
+    private static func dh(_ local: PrivateKey?, _ remote: PublicKey?) throws(CryptoError) -> SecretBytes {
         guard let local else { throw .missingKey("local key for a DH token") }
         guard let remote else { throw .missingKey("remote key for a DH token") }
         return try local.sharedSecret(with: remote)

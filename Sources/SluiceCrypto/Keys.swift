@@ -3,29 +3,35 @@ import CSodium
 
 /// A Curve25519 private key (32 bytes), as WireGuard and Noise's `DH_25519` use it.
 ///
-/// The public key is computed once at construction. Comparison is constant-time and the
-/// description is redacted, so a key that reaches a log line or a test failure does not leak.
-/// Reading key files, with their precise messages, lives with the configuration code; `init(base64:)`
-/// serves an embedder that holds the text already.
+/// The public key is computed once at construction. The scalar lives in a `SecretBytes` buffer,
+/// wiped when the last copy of the key goes; reach it with `withUnsafeBytes`. Comparison is
+/// constant-time and the description is redacted, so a key that reaches a log line or a test
+/// failure does not leak. Reading key files, with their precise messages, lives with the
+/// configuration code; `init(base64:)` serves an embedder that holds the text already.
 public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     /// Curve25519 scalars are 32 bytes (`crypto_scalarmult_SCALARBYTES`).
     public static let byteCount = 32
 
     /// The raw scalar, exactly as given or generated (X25519 clamps it again at every use).
-    public let bytes: [UInt8]
-    /// The matching public key, `crypto_scalarmult_base(bytes)`.
+    let secret: SecretBytes
+    /// The matching public key, `crypto_scalarmult_base(scalar)`.
     public let publicKey: PublicKey
 
-    /// Wraps an existing 32-byte key, for example one read from a configuration file.
+    /// Wraps an existing 32-byte key, for example one read from a configuration file. The key is
+    /// copied; the caller still owns (and may wipe) `bytes`.
     public init(bytes: [UInt8]) throws(CryptoError) {
         guard bytes.count == Self.byteCount else {
             throw .invalidKeyLength(expected: Self.byteCount, actual: bytes.count)
         }
+        self.init(secret: SecretBytes(copying: bytes))
+    }
+
+    private init(secret: SecretBytes) {
         Sodium.ensureInitialized()
         var pub = [UInt8](repeating: 0, count: PublicKey.byteCount)
         // Cannot fail: the base-point multiplication has no low-order input to reject.
-        _ = crypto_scalarmult_base(&pub, bytes)
-        self.bytes = bytes
+        _ = secret.withUnsafeBytes { crypto_scalarmult_base(&pub, $0.baseAddress!) }
+        self.secret = secret
         self.publicKey = PublicKey(trusted: pub)
     }
 
@@ -33,27 +39,34 @@ public struct PrivateKey: Sendable, Equatable, CustomStringConvertible, CustomDe
     /// `wg genkey` so that the stored bytes are already a canonical X25519 scalar.
     public static func generate() -> PrivateKey {
         Sodium.ensureInitialized()
-        var raw = [UInt8](repeating: 0, count: byteCount)
-        randombytes_buf(&raw, byteCount)
-        raw[0] &= 248
-        raw[31] = (raw[31] & 127) | 64
-        // The count is right by construction, so the throwing initialiser cannot throw here.
-        guard let key = try? PrivateKey(bytes: raw) else { preconditionFailure("32-byte key rejected") }
-        return key
+        return PrivateKey(secret: SecretBytes(count: byteCount) { raw in
+            randombytes_buf(raw.baseAddress!, byteCount)
+            raw[0] &= 248
+            raw[31] = (raw[31] & 127) | 64
+        })
+    }
+
+    /// Lets `body` read the 32 bytes of the scalar (to encode it for `sluice keygen`); the
+    /// pointer is valid only inside `body`.
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try secret.withUnsafeBytes(body)
     }
 
     /// X25519(self, peer): the shared secret Noise calls `DH(self, peer)`.
     /// Throws `weakPublicKey` when the result is all zeros (a low-order peer point).
-    func sharedSecret(with peer: PublicKey) throws(CryptoError) -> [UInt8] {
+    func sharedSecret(with peer: PublicKey) throws(CryptoError) -> SecretBytes {
         Sodium.ensureInitialized()
-        var out = [UInt8](repeating: 0, count: 32)
-        guard crypto_scalarmult(&out, bytes, peer.bytes) == 0 else { throw .weakPublicKey }
+        var status: Int32 = 0
+        let out = SecretBytes(count: 32) { out in
+            status = secret.withUnsafeBytes { crypto_scalarmult(out.baseAddress!, $0.baseAddress!, peer.bytes) }
+        }
+        guard status == 0 else { throw .weakPublicKey }
         return out
     }
 
     /// Constant-time, because comparing secrets with `==` on arrays leaks where they differ.
     public static func == (a: PrivateKey, b: PrivateKey) -> Bool {
-        sodium_memcmp(a.bytes, b.bytes, byteCount) == 0
+        a.secret.isEqual(to: b.secret)
     }
 
     public var description: String { "PrivateKey(redacted)" }
@@ -101,30 +114,28 @@ public struct PublicKey: Sendable, Hashable {
 /// A Noise pre-shared key (32 bytes), mixed in by the `psk` token of IKpsk2.
 ///
 /// Sluice without a configured PSK uses `PresharedKey.zero` (32 zero bytes), as docs/protocol.md §1
-/// says. Comparison is constant-time and the description redacted, as for `PrivateKey`.
+/// says. Held, compared and described as `PrivateKey` is.
 public struct PresharedKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     /// Noise requires PSKs of exactly 32 bytes.
     public static let byteCount = 32
     /// The PSK of a deployment that did not configure one.
-    public static let zero = PresharedKey(trusted: [UInt8](repeating: 0, count: byteCount))
+    public static let zero = PresharedKey(secret: SecretBytes(count: byteCount) { _ in })
 
-    /// The raw key.
-    public let bytes: [UInt8]
+    let secret: SecretBytes
 
-    /// Wraps 32 bytes.
+    /// Wraps (copies) 32 bytes.
     public init(bytes: [UInt8]) throws(CryptoError) {
         guard bytes.count == Self.byteCount else {
             throw .invalidKeyLength(expected: Self.byteCount, actual: bytes.count)
         }
-        self.bytes = bytes
+        secret = SecretBytes(copying: bytes)
     }
 
-    private init(trusted bytes: [UInt8]) { self.bytes = bytes }
+    private init(secret: SecretBytes) { self.secret = secret }
 
     /// Constant-time: see `PrivateKey.==`.
     public static func == (a: PresharedKey, b: PresharedKey) -> Bool {
-        Sodium.ensureInitialized()
-        return sodium_memcmp(a.bytes, b.bytes, byteCount) == 0
+        a.secret.isEqual(to: b.secret)
     }
 
     public var description: String { "PresharedKey(redacted)" }
@@ -132,9 +143,12 @@ public struct PresharedKey: Sendable, Equatable, CustomStringConvertible, Custom
 }
 
 extension PrivateKey {
-    /// A key from its base64 text, as `sluice keygen` prints it.
+    /// A key from its base64 text, as `sluice keygen` prints it. The decoded bytes are wiped once
+    /// copied into the key.
     public init(base64 text: String) throws {
-        try self.init(bytes: try Base64.decode(text))
+        var bytes = try Base64.decode(text)
+        defer { Secrets.wipe(&bytes) }
+        try self.init(bytes: bytes)
     }
 }
 

@@ -53,13 +53,17 @@ public enum NoiseCipher: Sendable, Hashable, CaseIterable {
         let rc: Int32
         switch self {
         case .chaChaPoly:
-            rc = crypto_aead_chacha20poly1305_ietf_encrypt(
-                &out, nil, plaintext, UInt64(plaintext.count), ad, UInt64(ad.count), nil, npub, key.bytes)
+            rc = key.withUnsafeBytes { k in
+                crypto_aead_chacha20poly1305_ietf_encrypt(
+                    &out, nil, plaintext, UInt64(plaintext.count), ad, UInt64(ad.count), nil, npub, k.baseAddress!)
+            }
         case .aesGCM:
             // Calling the AES-NI code on a CPU without it would crash, so this is a hard check.
             precondition(isAvailable, "AES-256-GCM used on a CPU without AES-NI/PCLMUL")
-            rc = crypto_aead_aes256gcm_encrypt(
-                &out, nil, plaintext, UInt64(plaintext.count), ad, UInt64(ad.count), nil, npub, key.bytes)
+            rc = key.withUnsafeBytes { k in
+                crypto_aead_aes256gcm_encrypt(
+                    &out, nil, plaintext, UInt64(plaintext.count), ad, UInt64(ad.count), nil, npub, k.baseAddress!)
+            }
         }
         precondition(rc == 0, "libsodium AEAD encryption failed")
         return out
@@ -74,12 +78,16 @@ public enum NoiseCipher: Sendable, Hashable, CaseIterable {
         let rc: Int32
         switch self {
         case .chaChaPoly:
-            rc = crypto_aead_chacha20poly1305_ietf_decrypt(
-                &out, nil, nil, ciphertext, UInt64(ciphertext.count), ad, UInt64(ad.count), npub, key.bytes)
+            rc = key.withUnsafeBytes { k in
+                crypto_aead_chacha20poly1305_ietf_decrypt(
+                    &out, nil, nil, ciphertext, UInt64(ciphertext.count), ad, UInt64(ad.count), npub, k.baseAddress!)
+            }
         case .aesGCM:
             precondition(isAvailable, "AES-256-GCM used on a CPU without AES-NI/PCLMUL")
-            rc = crypto_aead_aes256gcm_decrypt(
-                &out, nil, nil, ciphertext, UInt64(ciphertext.count), ad, UInt64(ad.count), npub, key.bytes)
+            rc = key.withUnsafeBytes { k in
+                crypto_aead_aes256gcm_decrypt(
+                    &out, nil, nil, ciphertext, UInt64(ciphertext.count), ad, UInt64(ad.count), npub, k.baseAddress!)
+            }
         }
         guard rc == 0 else { throw .decryptionFailed }
         return out

@@ -29,7 +29,7 @@ struct RecordKeySchedule: ~Copyable {
         Sodium.ensureInitialized()
         let memory = UnsafeMutableRawPointer.allocate(byteCount: Self.size, alignment: 16)
         memory.initializeMemory(as: UInt8.self, repeating: 0, count: Self.size)
-        key.bytes.withUnsafeBytes { memory.copyMemory(from: $0.baseAddress!, byteCount: SymmetricKey.byteCount) }
+        key.withUnsafeBytes { memory.copyMemory(from: $0.baseAddress!, byteCount: SymmetricKey.byteCount) }
         self.memory = memory
         self.counter = counter
         self.rekeyInterval = rekeyInterval

@@ -1,4 +1,3 @@
-import CSluiceAEAD
 import SluiceIO
 
 /// Reads one direction's records out of the byte stream a TCP socket delivers in arbitrary pieces
@@ -82,8 +81,8 @@ public final class RecordOpener {
         guard available >= total else { return nil }
 
         let ciphertext = base + RecordFormat.lengthFieldSize
-        guard sluice_aead_open(ciphertext, ciphertext, length, ciphertext + length,
-                               base, RecordFormat.lengthFieldSize, schedule.nonce, schedule.key) == 0
+        guard RecordAEAD.open(ciphertext, ciphertext: ciphertext, length: length, tag: ciphertext + length,
+                              aad: base, aadLength: RecordFormat.lengthFieldSize, nonce: schedule.nonce, key: schedule.key)
         else { try fail(.authenticationFailed) }
 
         buffer.consume(total)

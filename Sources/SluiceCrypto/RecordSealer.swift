@@ -1,4 +1,3 @@
-import CSluiceAEAD
 import SluiceIO
 
 /// Writes one direction's records (docs/protocol.md §2; the layout is explained on `RecordFormat`).
@@ -65,8 +64,8 @@ public final class RecordSealer {
         record[0] = UInt8(masked >> 8)
         record[1] = UInt8(truncatingIfNeeded: masked)
         let ciphertext = record + RecordFormat.lengthFieldSize
-        sluice_aead_seal(ciphertext, ciphertext + length, plaintext, length,
-                         record, RecordFormat.lengthFieldSize, schedule.nonce, schedule.key)
+        RecordAEAD.seal(ciphertext, tag: ciphertext + length, plaintext: plaintext, length: length,
+                        aad: record, aadLength: RecordFormat.lengthFieldSize, nonce: schedule.nonce, key: schedule.key)
         schedule.advance()
     }
 

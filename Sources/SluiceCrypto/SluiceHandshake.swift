@@ -39,7 +39,9 @@ public enum SluiceHandshake {
     /// IKpsk2 mixes the PSK in only at message 2, so without this a relay would answer a client that
     /// has an allowed key but the wrong PSK. With it, the relay stays silent to anyone lacking either.
     static func pskProof(psk: PresharedKey, ephemeral: [UInt8], timestamp: Tai64N) -> [UInt8] {
-        Array(NoiseHash.hmac(key: psk.bytes, Array("sluice psk proof".utf8), ephemeral, timestamp.bytes).prefix(pskProofLength))
+        psk.secret.withUnsafeBytes { key in
+            Array(NoiseHash.hmac(key: key, Array("sluice psk proof".utf8), ephemeral, timestamp.bytes).prefix(pskProofLength))
+        }
     }
 
     /// Message 2's payload: the version, the relay's feature bits (big-endian; docs/protocol.md §1.1),

@@ -1,32 +1,34 @@
-import CSodium
-
 /// A 32-byte symmetric key: a Noise cipher key, or one direction's record key after the handshake.
 ///
-/// Comparison is constant-time and the description redacted, like `PrivateKey`.
+/// Held in a `SecretBytes` buffer (wiped when the last copy goes); comparison is constant-time and
+/// the description redacted, like `PrivateKey`.
 public struct SymmetricKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     /// ChaCha20-Poly1305 and AES-256-GCM both take 32-byte keys.
     public static let byteCount = 32
 
-    /// The raw key.
-    public let bytes: [UInt8]
+    let secret: SecretBytes
 
-    /// Wraps 32 bytes.
+    /// Wraps (copies) 32 bytes.
     public init(bytes: [UInt8]) throws(CryptoError) {
         guard bytes.count == Self.byteCount else {
             throw .invalidKeyLength(expected: Self.byteCount, actual: bytes.count)
         }
-        self.bytes = bytes
+        secret = SecretBytes(copying: bytes)
     }
 
-    /// For bytes whose length this module already guarantees (HKDF outputs, rekey results).
-    init(trusted bytes: [UInt8]) {
-        assert(bytes.count == Self.byteCount)
-        self.bytes = bytes
+    /// For a buffer whose length this module already guarantees (HKDF outputs, rekey results).
+    init(secret: SecretBytes) {
+        assert(secret.count == Self.byteCount)
+        self.secret = secret
+    }
+
+    /// Lets `body` read the 32 key bytes; the pointer is valid only inside `body`.
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try secret.withUnsafeBytes(body)
     }
 
     public static func == (a: SymmetricKey, b: SymmetricKey) -> Bool {
-        Sodium.ensureInitialized()
-        return sodium_memcmp(a.bytes, b.bytes, byteCount) == 0
+        a.secret.isEqual(to: b.secret)
     }
 
     public var description: String { "SymmetricKey(redacted)" }

@@ -6,8 +6,9 @@
 public struct SymmetricState: Sendable {
     /// The cipher state keyed from `ck` by `mixKey`.
     public private(set) var cipherState: CipherState
-    /// `ck`.
-    private var chainingKey: [UInt8]
+    /// `ck`, secret until the handshake ends: in a wiped buffer, replaced (never changed in place)
+    /// so that a copy of the state taken by `HandshakeState` keeps its own.
+    private var chainingKey: SecretBytes
     /// `h`: binds everything sent and received so far; after the handshake, a channel-binding value.
     public private(set) var handshakeHash: [UInt8]
 
@@ -20,15 +21,20 @@ public struct SymmetricState: Sendable {
         } else {
             handshakeHash = NoiseHash.hash(name)
         }
-        chainingKey = handshakeHash
+        chainingKey = SecretBytes(copying: handshakeHash)
         cipherState = CipherState(cipher: cipher)
     }
 
     /// `MixKey(input_key_material)`: ck, temp_k = HKDF(ck, ikm, 2); InitializeKey(temp_k).
     public mutating func mixKey(_ inputKeyMaterial: [UInt8]) {
+        inputKeyMaterial.withUnsafeBytes { mixKey($0) }
+    }
+
+    /// `MixKey` of secret input key material (a DH result).
+    mutating func mixKey(_ inputKeyMaterial: UnsafeRawBufferPointer) {
         let out = NoiseHash.hkdf(chainingKey: chainingKey, inputKeyMaterial: inputKeyMaterial, outputs: 2)
         chainingKey = out[0]
-        cipherState = CipherState(cipher: cipherState.cipher, key: SymmetricKey(trusted: out[1]))
+        cipherState = CipherState(cipher: cipherState.cipher, key: SymmetricKey(secret: out[1]))
     }
 
     /// `MixHash(data)`: h = HASH(h || data).
@@ -39,10 +45,16 @@ public struct SymmetricState: Sendable {
     /// `MixKeyAndHash(input_key_material)`, used by the `psk` token:
     /// ck, temp_h, temp_k = HKDF(ck, ikm, 3); MixHash(temp_h); InitializeKey(temp_k).
     public mutating func mixKeyAndHash(_ inputKeyMaterial: [UInt8]) {
+        inputKeyMaterial.withUnsafeBytes { mixKeyAndHash($0) }
+    }
+
+    /// `MixKeyAndHash` of secret input key material (the PSK).
+    mutating func mixKeyAndHash(_ inputKeyMaterial: UnsafeRawBufferPointer) {
         let out = NoiseHash.hkdf(chainingKey: chainingKey, inputKeyMaterial: inputKeyMaterial, outputs: 3)
         chainingKey = out[0]
-        mixHash(out[1])
-        cipherState = CipherState(cipher: cipherState.cipher, key: SymmetricKey(trusted: out[2]))
+        // temp_h goes into h, which is no secret: it is mixed by value.
+        mixHash(out[1].withUnsafeBytes { Array($0) })
+        cipherState = CipherState(cipher: cipherState.cipher, key: SymmetricKey(secret: out[2]))
     }
 
     /// `EncryptAndHash(plaintext)`: encrypts with `h` as associated data, then mixes the ciphertext.
@@ -62,9 +74,9 @@ public struct SymmetricState: Sendable {
     /// `Split()`: temp_k1, temp_k2 = HKDF(ck, zero-length, 2); the first keys initiator → responder,
     /// the second responder → initiator.
     public func split() -> (CipherState, CipherState) {
-        let out = NoiseHash.hkdf(chainingKey: chainingKey, inputKeyMaterial: [], outputs: 2)
+        let out = NoiseHash.hkdf(chainingKey: chainingKey, inputKeyMaterial: UnsafeRawBufferPointer(start: nil, count: 0), outputs: 2)
         let cipher = cipherState.cipher
-        return (CipherState(cipher: cipher, key: SymmetricKey(trusted: out[0])),
-                CipherState(cipher: cipher, key: SymmetricKey(trusted: out[1])))
+        return (CipherState(cipher: cipher, key: SymmetricKey(secret: out[0])),
+                CipherState(cipher: cipher, key: SymmetricKey(secret: out[1])))
     }
 }

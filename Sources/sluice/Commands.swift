@@ -30,18 +30,28 @@ func fail(_ message: String, code: Int32, hint: String? = nil) -> Never {
 }
 
 enum Commands {
-    /// `sluice keygen`: a new private key in base64, like `wg genkey`.
-    static func keygen() throws {
-        print(KeyText.encode(PrivateKey.generate().bytes))
+    /// `sluice keygen`: a new private key in base64, like `wg genkey`; with `--output`, to a file of
+    /// mode 0600 (`KeyFileWriter`).
+    static func keygen(_ config: KeygenConfig) throws {
+        let key = PrivateKey.generate()
+        do {
+            try key.withUnsafeBytes { bytes throws(KeyFileWriter.Failure) in
+                if let path = config.output {
+                    try KeyFileWriter.write(key: bytes, to: path, replacing: config.replacing)
+                } else {
+                    try KeyFileWriter.print(key: bytes)
+                }
+            }
+        } catch {
+            throw CommandFailure(message: "keygen: \(error)", exitCode: 1)
+        }
     }
 
     /// `sluice pubkey`: reads a private key on stdin, prints its public key, like `wg pubkey`.
     static func pubkey() throws {
-        var text = ""
-        while let line = readLine(strippingNewline: false) { text += line }
         do {
-            let bytes = try KeyText.decode(text, source: "standard input")
-            print(KeyText.encode(try PrivateKey(bytes: bytes).publicKey.bytes))
+            let key = try PrivateKey(bytes: try KeyText.readStandardInput())
+            print(KeyText.encode(key.publicKey.bytes))
         } catch {
             throw CommandFailure(message: "\(error)", exitCode: 2)
         }

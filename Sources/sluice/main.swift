@@ -16,7 +16,7 @@ do {
     switch command {
     case .help(let text): print(text)
     case .version: print("sluice \(sluiceVersion) (protocol 1)")
-    case .keygen: try Commands.keygen()
+    case .keygen(let config): try Commands.keygen(config)
     case .pubkey: try Commands.pubkey()
     case .relay(let config): try Commands.relay(config)
     case .up(let config): try Commands.up(config)

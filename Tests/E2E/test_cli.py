@@ -54,6 +54,31 @@ def test_keygen_pipe_pubkey():
         assert pub == independent, "sluice pubkey disagrees with an independent X25519 implementation"
 
 
+def test_keygen_output_writes_mode_0600_and_refuses_to_overwrite(workdir):
+    """`keygen --output` makes a file only its owner can read, even under umask 000; an existing
+    file is left alone (exit 1) unless --force, which replaces it, again with mode 0600."""
+    path = workdir / "made.key"
+    cp = h.run_sluice(["keygen", "--output", str(path)], prefix=["sh", "-c", 'umask 000; exec "$@"', "sh"])
+    assert cp.returncode == 0 and cp.stdout == b"", cp.stderr
+    assert path.stat().st_mode & 0o777 == 0o600, oct(path.stat().st_mode)
+    key = path.read_text()
+    assert key.endswith("\n") and key.count("\n") == 1
+    decode_key(key.strip())
+    assert h.run_sluice(["pubkey"], input=key.encode()).returncode == 0
+
+    cp = h.run_sluice(["keygen", "--output", str(path)])
+    assert cp.returncode == 1, f"exit code {cp.returncode}; stderr: {cp.stderr!r}"
+    line = one_line_error(cp.stderr)
+    assert "already exists" in line and "--force" in line, line
+    assert path.read_text() == key, "keygen overwrote an existing key without --force"
+
+    path.chmod(0o644)
+    cp = h.run_sluice(["keygen", "--output", str(path), "--force"])
+    assert cp.returncode == 0, cp.stderr
+    assert path.read_text() != key and path.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in workdir.iterdir()) == ["made.key"], "a temporary file was left behind"
+
+
 @pytest.mark.parametrize("newline", [b"\n", b""], ids=["with-newline", "without-newline"])
 def test_pubkey_of_rfc7748_vector(newline):
     cp = h.run_sluice(["pubkey"], input=b64(RFC7748_PRIVATE).encode() + newline)
@@ -113,6 +138,34 @@ def test_malformed_allow_client_key(keys):
     relay, _ = keys
     args = ["relay", "--listen", LOOPBACK_LISTEN, "--private-key", str(relay.path), "--allow-client", "garbage"]
     assert_usage_error(h.run_sluice(args), ("--allow-client", "allowClient", "garbage"))
+
+
+def test_relay_and_bench_refuse_key_files_others_may_read(keys, workdir):
+    """A private key or PSK file that group or others may read is refused, as ssh refuses one:
+    exit 2, one line naming the file and the `chmod 600` that fixes it."""
+    relay, client = keys
+    relay.path.chmod(0o644)
+    line = assert_usage_error(h.run_sluice(relay_args(keys)), str(relay.path), "chmod 600", "mode 0644")
+    assert "accessible by other users" in line, line
+    relay.path.chmod(0o600)
+    psk = h.make_psk(workdir, "shared")
+    psk.chmod(0o640)
+    assert_usage_error(h.run_sluice(relay_args(keys, "--psk", str(psk))), str(psk), "chmod 600", "mode 0640")
+    client.path.chmod(0o604)
+    bench = ["bench", "--relay", LOOPBACK_LISTEN, "--relay-public-key", relay.public, "--private-key", str(client.path)]
+    assert_usage_error(h.run_sluice(bench), str(client.path), "chmod 600")
+
+
+def test_up_refuses_a_key_file_others_may_read_and_installs_nothing(keys, topology):
+    """The issue's check: a 0644 private key -> a clear error, exit 2, nothing installed."""
+    relay, client = keys
+    client.path.chmod(0o644)
+    argv = h.client_argv(f"{netns.RELAY_CLIENT_SIDE_V4}:{h.RELAY_PORT}", relay.public, client)[1:]
+    before = h.net_state(topology, topology.client)
+    cp = h.run_sluice(argv, ns=topology.client)
+    assert_usage_error(cp, str(client.path), "chmod 600", "mode 0644")
+    after = h.net_state(topology, topology.client)
+    assert h.sluice_footprint(after) == [] and h.state_diff(before, after) == []
 
 
 def test_missing_key_file(keys, workdir):

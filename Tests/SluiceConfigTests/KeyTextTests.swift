@@ -19,14 +19,22 @@ final class KeyTextTests: XCTestCase {
         }
     }
 
+    /// ASCII whitespace as `echo` or an editor leaves it, and Unicode's (a no-break space).
     func testDecodeToleratesSurroundingWhitespace() throws {
-        let text = "  " + TestKeys.text(TestKeys.relay) + "\r\n\n"
-        XCTAssertEqual(try KeyText.decode(text, source: "test"), TestKeys.relay)
+        for (before, after) in [("  ", "\r\n\n"), ("\u{00A0}\u{2003}", "\u{3000}\n")] {
+            XCTAssertEqual(try KeyText.decode(before + TestKeys.text(TestKeys.relay) + after, source: "test"), TestKeys.relay)
+        }
+    }
+
+    /// The client key's text with the character at `offset` replaced.
+    func clientKeyText(replacing offset: Int, with character: String) -> String {
+        var text = TestKeys.text(TestKeys.client)
+        text.replaceSubrange(text.index(text.startIndex, offsetBy: offset)...text.index(text.startIndex, offsetBy: offset), with: character)
+        return text
     }
 
     func testNotBase64NamesTheCharacterAndSource() {
-        var text = TestKeys.text(TestKeys.client)
-        text.replaceSubrange(text.index(text.startIndex, offsetBy: 5)...text.index(text.startIndex, offsetBy: 5), with: "!")
+        let text = clientKeyText(replacing: 5, with: "!")
         let error = assertConfigError({ () throws(ConfigError) in try KeyText.decode(text, source: "--relay-public-key") },
                                       contains: ["--relay-public-key", "not base64", "'!'", "position 6"])
         guard case .invalidKey(_, .notBase64) = error else { return XCTFail("wrong case \(String(describing: error))") }
@@ -81,21 +89,51 @@ final class KeyTextTests: XCTestCase {
     func testReadsKeyFileWithTrailingNewline() throws {
         let dir = try TempDirectory(self)
         let path = try dir.write("client.key", TestKeys.text(TestKeys.client) + "\n")
-        let file = try KeyText.read(file: path, what: "private key file")
-        XCTAssertEqual(file.key, TestKeys.client)
-        XCTAssertEqual(file.path, path)
-        XCTAssertEqual(file.permissions, 0o600)
-        XCTAssertFalse(file.isExposed)
+        XCTAssertEqual(try KeyText.read(file: path, what: "private key file"), TestKeys.client)
     }
 
-    func testGroupReadableKeyFileIsFlagged() throws {
+    /// As ssh refuses an unprotected private key: any permission bit for group or others.
+    func testKeyFileOthersMayAccessIsRefused() throws {
         let dir = try TempDirectory(self)
-        for (mode, exposed) in [(0o644, true), (0o640, true), (0o604, true), (0o400, false), (0o700, false)] {
+        for mode in [0o644, 0o640, 0o604, 0o620, 0o601, 0o660] {
             let path = try dir.write("k\(mode).key", TestKeys.text(TestKeys.client), mode: mode)
-            let file = try KeyText.read(file: path, what: "private key file")
-            XCTAssertEqual(file.isExposed, exposed, "mode \(String(mode, radix: 8))")
-            XCTAssertEqual(file.permissions, UInt32(mode))
+            let error = assertConfigError({ () throws(ConfigError) in try KeyText.read(file: path, what: "pre-shared key file") },
+                                          contains: ["pre-shared key file \(path)", "mode 0\(String(mode, radix: 8))",
+                                                     "chmod 600 \(path)"])
+            XCTAssertEqual(error, .keyFileExposed(what: "pre-shared key file", path: path, permissions: UInt32(mode)))
         }
+        for mode in [0o600, 0o400, 0o700] {
+            let path = try dir.write("ok\(mode).key", TestKeys.text(TestKeys.client), mode: mode)
+            XCTAssertEqual(try KeyText.read(file: path, what: "private key file"), TestKeys.client, "mode \(String(mode, radix: 8))")
+        }
+    }
+
+    /// A pipe (`--psk <(pass show sluice/psk)`) has no owner-only mode to check: it is read as it is.
+    func testPipeIsReadWhateverItsMode() throws {
+        let dir = try TempDirectory(self)
+        let path = dir.path + "/pipe.key"
+        XCTAssertEqual(mkfifo(path, 0o644), 0)
+        let text = TestKeys.text(TestKeys.client) + "\n"
+        let writer = Thread {
+            let fd = open(path, O_WRONLY)
+            _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+        }
+        writer.start()
+        XCTAssertEqual(try KeyText.read(file: path, what: "pre-shared key file"), TestKeys.client)
+    }
+
+    /// The mode is checked before the contents: a readable file that is not even a key says so.
+    func testExposureIsReportedBeforeContents() throws {
+        let dir = try TempDirectory(self)
+        let path = try dir.write("garbage.key", "not a key", mode: 0o644)
+        assertConfigError({ () throws(ConfigError) in try KeyText.read(file: path, what: "private key file") },
+                          contains: ["accessible by other users", "chmod 600"])
+    }
+
+    func testNonASCIICharacterIsNamedAtItsPosition() {
+        assertConfigError({ () throws(ConfigError) in try KeyText.decode(clientKeyText(replacing: 3, with: "é"), source: "k") },
+                          contains: ["U+E9 at position 4 is not a base64 character"])
     }
 
     func testMissingKeyFileNamesFileAndReason() {

@@ -43,7 +43,9 @@ final class ProxyCommandTests: KeyFilesTestCase {
         let nobody = try dir.write("nobody", "# nobody here\n")
         assertConfigError(parsing(["socks", "--auth-file", nobody] + relay), contains: ["holds no user:password line"])
         let open = try dir.write("open", "alice:pw\n", mode: 0o644)
-        XCTAssertEqual(try parseSocks(["--auth-file", open] + relay).warnings.count, 1, "readable by others: a warning")
+        let error = assertConfigError(parsing(["socks", "--auth-file", open] + relay),
+                                      contains: ["auth file \(open)", "mode 0644", "chmod 600 \(open)"])
+        XCTAssertEqual(error, .keyFileExposed(what: "auth file", path: open, permissions: 0o644))
     }
 
     func testFromAConfigFile() throws {

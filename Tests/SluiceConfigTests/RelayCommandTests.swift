@@ -147,11 +147,14 @@ final class RelayCommandTests: KeyFilesTestCase {
                           contains: ["pre-shared key file nope/psk.key: No such file or directory"])
     }
 
-    func testExposedKeyFilesBecomeWarnings() throws {
+    func testExposedKeyFilesAreRefused() throws {
         let loose = try dir.write("loose.key", TestKeys.text(TestKeys.relay), mode: 0o644)
-        let config = try parseRelay(["--listen", "0.0.0.0:7000", "--private-key", loose,
-                                     "--allow-client", TestKeys.text(TestKeys.clientPublic), "--psk", keys.psk])
-        XCTAssertEqual(config.warnings, [.keyFileExposed(what: "private key file", path: loose, permissions: 0o644)])
-        XCTAssertTrue(config.warnings[0].description.contains("chmod 600 \(loose)"))
+        let error = assertConfigError(parsing(["relay", "--listen", "0.0.0.0:7000", "--private-key", loose,
+                                               "--allow-client", TestKeys.text(TestKeys.clientPublic), "--psk", keys.psk]),
+                                      contains: ["private key file \(loose)", "mode 0644", "chmod 600 \(loose)"])
+        XCTAssertEqual(error, .keyFileExposed(what: "private key file", path: loose, permissions: 0o644))
+        let loosePSK = try dir.write("loose.psk", TestKeys.text(TestKeys.psk), mode: 0o640)
+        assertConfigError(parsing(["relay"] + minimal + ["--psk", loosePSK]),
+                          contains: ["pre-shared key file \(loosePSK)", "mode 0640", "chmod 600 \(loosePSK)"])
     }
 }

@@ -14,8 +14,8 @@ final class KeysTests: XCTestCase {
         let bob = try PrivateKey(bytes: Hex.decode(bobPrivate))
         XCTAssertEqual(Hex.encode(alice.publicKey.bytes), alicePublic)
         XCTAssertEqual(Hex.encode(bob.publicKey.bytes), bobPublic)
-        XCTAssertEqual(Hex.encode(try alice.sharedSecret(with: bob.publicKey)), shared)
-        XCTAssertEqual(Hex.encode(try bob.sharedSecret(with: alice.publicKey)), shared)
+        XCTAssertEqual(Hex.encode(try alice.sharedSecret(with: bob.publicKey).copiedBytes), shared)
+        XCTAssertEqual(Hex.encode(try bob.sharedSecret(with: alice.publicKey).copiedBytes), shared)
     }
 
     func testWrongLengthsAreRejected() {
@@ -35,8 +35,8 @@ final class KeysTests: XCTestCase {
         XCTAssertNotEqual(a, b)
         XCTAssertNotEqual(a.publicKey, b.publicKey)
         for key in [a, b] {
-            XCTAssertEqual(key.bytes[0] & 7, 0)
-            XCTAssertEqual(key.bytes[31] & 0xC0, 0x40)
+            XCTAssertEqual(key.copiedBytes[0] & 7, 0)
+            XCTAssertEqual(key.copiedBytes[31] & 0xC0, 0x40)
         }
     }
 

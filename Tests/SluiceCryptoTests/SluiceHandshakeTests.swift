@@ -7,6 +7,8 @@ final class SluiceHandshakeTests: XCTestCase {
     let clientKey = PrivateKey.generate()
     let relayKey = PrivateKey.generate()
     let start = Tai64N(unixSeconds: 1_700_000_000, nanoseconds: 500)
+    /// The PSK of a deployment without one (`PresharedKey.zero`), as HMAC key bytes.
+    let zeroKey = [UInt8](repeating: 0, count: 32)
 
     func makeRelay(psk: PresharedKey? = nil) -> SluiceResponder { SluiceResponder(localStatic: relayKey, psk: psk) }
     func allowClient(_ key: PublicKey) -> Bool { key == clientKey.publicKey }
@@ -44,8 +46,8 @@ final class SluiceHandshakeTests: XCTestCase {
         // The PSK proof: HMAC-SHA256(psk, "sluice psk proof" || e || timestamp), first 16 bytes.
         XCTAssertEqual(payload1.count, 29)
         XCTAssertEqual(Array(payload1.suffix(16)),
-                       Array(NoiseHash.hmac(key: [UInt8](repeating: 0, count: 32), Array("sluice psk proof".utf8),
-                                            Array(initiator.message1.prefix(32)), start.bytes).prefix(16)))
+                       Array(zeroKey.withUnsafeBytes { NoiseHash.hmac(key: $0, Array("sluice psk proof".utf8),
+                                                                      Array(initiator.message1.prefix(32)), start.bytes) }.prefix(16)))
         // A relay that predates feature bits sends 15 zero bytes after the version: no features.
         let message2 = try relay.writeMessage(payload: [1] + [UInt8](repeating: 0, count: 15))
         XCTAssertEqual(message2.count, 64)
@@ -55,8 +57,8 @@ final class SluiceHandshakeTests: XCTestCase {
         var client = try HandshakeState(pattern: .IKpsk2, cipher: .chaChaPoly, initiator: true,
                                         prologue: Array("sluice/1".utf8), localStatic: clientKey, localEphemeral: ephemeral,
                                         remoteStatic: relayKey.publicKey, psk: .zero)
-        let proof = NoiseHash.hmac(key: [UInt8](repeating: 0, count: 32), Array("sluice psk proof".utf8),
-                                   ephemeral.publicKey.bytes, start.bytes).prefix(16)
+        let proof = zeroKey.withUnsafeBytes { NoiseHash.hmac(key: $0, Array("sluice psk proof".utf8),
+                                                             ephemeral.publicKey.bytes, start.bytes) }.prefix(16)
         let message1 = try client.writeMessage(payload: [1] + start.bytes + proof)
         let response = try makeRelay().respond(to: message1, isAllowed: allowClient, replayGuard: ReplayGuard())
         XCTAssertEqual(try client.readMessage(response.message2), [1] + [UInt8](repeating: 0, count: 15))
