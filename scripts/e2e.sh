@@ -3,7 +3,7 @@
 #   scripts/e2e.sh                         all tests against $SLUICE_BIN (default .build/release/sluice)
 #   SLUICE_E2E_MODE=kernel scripts/e2e.sh  the harness against plain kernel forwarding (no binary needed)
 #   scripts/e2e.sh -k download -x          the usual pytest selection
-# The whole run is capped (SLUICE_E2E_TIMEOUT seconds, default 1200) so nothing can hang CI.
+# The whole run is capped (SLUICE_E2E_TIMEOUT seconds, default 1800) so nothing can hang CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,4 +20,4 @@ if [[ "${SLUICE_E2E_MODE:-sluice}" != kernel && ! -x "${SLUICE_BIN:-.build/relea
 fi
 where=(Tests/E2E)  # unless the arguments name test files or folders themselves
 for a in "$@"; do [[ $a != -* && -e ${a%%::*} ]] && where=(); done
-exec timeout -k 30 "${SLUICE_E2E_TIMEOUT:-1200}" "$py" -m pytest "${where[@]}" "$@"
+exec timeout -k 30 "${SLUICE_E2E_TIMEOUT:-1800}" "$py" -m pytest "${where[@]}" "$@"
