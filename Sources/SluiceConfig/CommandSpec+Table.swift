@@ -94,6 +94,8 @@ extension CommandSpec {
                      help: "existing cgroup v2 group, relative to the cgroup2 root (system.slice/backup.service), routed like `sluice exec`; repeatable"),
             .udpTimeout,
             .maxUDPMappings(perClient: false),
+            FlagSpec("udp-path", "MODE", presence: .optional(default: UDPPathMode.auto.rawValue),
+                     help: "auto: UDP flows as datagrams on the relay's encrypted UDP path where it answers, else on the carrier; off: always on the carrier"),
             FlagSpec("ping-interval", "SECONDS", kind: .seconds,
                      presence: .optional(default: ClientConfig.defaultPingIntervalSeconds.secondsText),
                      help: "time between PINGs on each carrier, \(ClientConfig.pingIntervalRange.lowerBound.secondsText) to \(ClientConfig.pingIntervalRange.upperBound.secondsText)"),

@@ -6,8 +6,8 @@ import SluiceSystem
 
 /// What the pool tells the engine. Called on the loop thread.
 protocol CarrierPoolDelegate: AnyObject {
-    /// A carrier came up; `upCount` carriers are up now.
-    func pool(_ pool: CarrierPool, carrierUp label: String, upCount: Int)
+    /// `carrier` came up; `upCount` carriers are up now.
+    func pool(_ pool: CarrierPool, carrierUp carrier: Carrier, upCount: Int)
     /// A carrier ended; `upCount` carriers are still up.
     func pool(_ pool: CarrierPool, carrierLost label: String, end: CarrierEnd, upCount: Int)
     /// A dial failed; the slot retries after its backoff.
@@ -166,7 +166,7 @@ final class CarrierPool {
                 slot.upSince = now
                 slot.lastHandshake = now
                 Log.info("carrier \(label) up", "client")
-                delegate?.pool(self, carrierUp: label, upCount: upCount)
+                delegate?.pool(self, carrierUp: carrier, upCount: upCount)
             } catch {
                 socket.close()
                 retry(slot, after: .connect(relay: target.relay, error))

@@ -7,6 +7,8 @@ public struct TunnelStatistics: Sendable, Codable, Equatable {
     public var relay: String
     public var relayPublicKey: String
     public var carriers: [CarrierStatistics]
+    /// The UDP path beside the carriers (docs/protocol.md §8); nil with a SOCKS5 upstream.
+    public var udpPath: UDPPathStatistics?
     public var flows: Flows
     public var traffic: Traffic
     /// Payload rates over the last few seconds.

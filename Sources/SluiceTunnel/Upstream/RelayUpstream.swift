@@ -10,13 +10,18 @@ public final class RelayUpstream: Upstream, CarrierPoolDelegate {
     public unowned var delegate: UpstreamDelegate?
     let pool: CarrierPool
     private let target: CarrierTarget
+    private unowned let loop: EventLoop
+    /// The carriers' UDP paths (docs/protocol.md §8): counters, log lines, statistics.
+    private let pathReport: UDPPathReport
 
     /// `carriers` connections to `target`'s relay, with `mux`'s windows and budget and `keepalive`'s
     /// pings, on `loop`.
     public init(target: CarrierTarget, carriers: Int, mux: MuxSettings = MuxSettings(), keepalive: KeepaliveSettings = .client,
                 loop: EventLoop) {
         self.target = target
+        self.loop = loop
         pool = CarrierPool(count: carriers, target: target, mux: mux, keepalive: keepalive, loop: loop)
+        pathReport = UDPPathReport(enabled: mux.features.contains(.udpPath), relay: "\(target.relay)")
         pool.delegate = self
     }
 
@@ -50,7 +55,8 @@ public final class RelayUpstream: Upstream, CarrierPoolDelegate {
     }
 
     public func statistics() -> [CarrierStatistics] { pool.statistics() }
-    public var drops: [String: Int] { [:] }
+    public var drops: [String: Int] { pathReport.drops }
+    public var udpPath: UDPPathStatistics? { pathReport.statistics(carriersUp: pool.upCount) }
 
     /// The session wants a handler at `open`; the adapter that wraps the stream replaces it before
     /// the loop turn ends, so it never hears a call.
@@ -61,8 +67,30 @@ public final class RelayUpstream: Upstream, CarrierPoolDelegate {
 
     // MARK: CarrierPoolDelegate
 
-    func pool(_ pool: CarrierPool, carrierUp label: String, upCount: Int) {
-        delegate?.upstream(self, pathUp: "carrier \(label)", upCount: upCount)
+    func pool(_ pool: CarrierPool, carrierUp carrier: Carrier, upCount: Int) {
+        if carrier.pathKeys != nil {
+            carrier.onUDPPathOffer = { [unowned self, unowned carrier] index in self.startPath(on: carrier, index: index) }
+        } else {
+            pathReport.carrierWithoutPath(carrier)
+        }
+        delegate?.upstream(self, pathUp: "carrier \(carrier.label)", upCount: upCount)
+    }
+
+    /// The relay offered `carrier` a UDP path: its socket opens and the first probe goes out.
+    private func startPath(on carrier: Carrier, index: UInt32) {
+        guard let keys = carrier.pathKeys, !carrier.isClosed else { return }
+        let path: UDPPathClient
+        do {
+            path = try UDPPathClient(carrier: carrier, index: index, keys: keys, relay: target.relay, transport: target.transport,
+                                     loop: loop, report: pathReport)
+        } catch {
+            pathReport.pathFailed(on: carrier, "\(error)")
+            return
+        }
+        carrier.udpPath = path
+        carrier.session.datagramPath = path
+        pathReport.pathStarted(path, on: carrier)
+        path.start()
     }
 
     func pool(_ pool: CarrierPool, carrierLost label: String, end: CarrierEnd, upCount: Int) {

@@ -33,6 +33,12 @@ public protocol Upstream: AnyObject {
     func statistics() -> [CarrierStatistics]
     /// Drops this upstream counts itself, by reason (merged into `TunnelStatistics.drops`).
     var drops: [String: Int] { get }
+    /// The relay's UDP path as `TunnelStatistics.udpPath` shows it; nil where there is none to have.
+    var udpPath: UDPPathStatistics? { get }
+}
+
+extension Upstream {
+    public var udpPath: UDPPathStatistics? { nil }
 }
 
 /// Why a stream or association could not be opened at all.
