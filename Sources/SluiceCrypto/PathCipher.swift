@@ -43,7 +43,7 @@ public final class PathCipher {
 
     /// Opens in place: checks the tag over the header and ciphertext and only then decrypts. Returns
     /// the plaintext's length (it starts at `headerLength`), or nil when the packet does not
-    /// authenticate, which leaves the ciphertext as it was.
+    /// authenticate; libsodium then zeroes the body rather than leave bytes that did not verify.
     public func open(_ packet: UnsafeMutableRawBufferPointer, headerLength: Int, counter: UInt64) -> Int? {
         let length = packet.count - headerLength - Self.tagLength
         guard length >= 0 else { return nil }
