@@ -5,7 +5,8 @@ import SluiceWire
 ///
 /// Output chain, in order (the first match decides):
 /// 1. loopback passes;
-/// 2. carrier sockets pass: marked with the fwmark, to the relay's address and TCP port (and with
+/// 2. carrier sockets pass: marked with the fwmark, to the relay's address and TCP port, and the
+///    UDP path's sockets, marked, to that address and the same UDP port (docs/protocol.md §8) (with
 ///    `relayUDP`, a SOCKS5 upstream's, marked UDP to that address on any port: its UDP relay port
 ///    comes with each association);
 /// 3. IPv6 neighbour discovery and router solicitation on the link (hop limit 255) pass, so the
@@ -67,7 +68,8 @@ public struct FirewallRuleset: Hashable, Sendable, CustomStringConvertible {
             "meta mark \(mark) \(relayFamily) daddr \(relay.address) tcp dport \(relay.port) accept",
             "icmpv6 type { nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert } ip6 hoplimit 255 accept",
         ]
-        if relayUDP { output.insert("meta mark \(mark) \(relayFamily) daddr \(relay.address) meta l4proto udp accept", at: 2) }
+        output.insert(relayUDP ? "meta mark \(mark) \(relayFamily) daddr \(relay.address) meta l4proto udp accept"
+                           : "meta mark \(mark) \(relayFamily) daddr \(relay.address) udp dport \(relay.port) accept", at: 2)
         if blockIPv6 { output.append("meta nfproto ipv6 counter reject with icmpv6 type admin-prohibited") }
         if killSwitch {
             output += [

@@ -64,6 +64,7 @@ final class RouteAllPlanTests: XCTestCase {
             \t\ttype filter hook output priority filter; policy drop;
             \t\toifname "lo" accept
             \t\tmeta mark 0x534c ip daddr 10.30.0.2 tcp dport 7000 accept
+            \t\tmeta mark 0x534c ip daddr 10.30.0.2 udp dport 7000 accept
             \t\ticmpv6 type { nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert } ip6 hoplimit 255 accept
             \t\toifname "sluice0" accept
             \t\tudp sport 68 udp dport 67 accept
