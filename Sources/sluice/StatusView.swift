@@ -33,8 +33,25 @@ enum StatusView {
             if c.state != .up, let error = c.lastError { line += " — last: \(error)" }
             lines.append(line)
         }
+        if let path = s.udpPath { lines.append(udpPath(path)) }
         lines.append("  drops: " + counts(s.drops))
         return lines.joined(separator: "\n")
+    }
+
+    /// "  UDP path: up (2 of 2 carriers), rtt 0.21 ms, 1,200 datagrams sent, 1,180 received, 3 on the
+    /// carrier (too big), 1 fallback"; or why there is none.
+    static func udpPath(_ p: UDPPathStatistics) -> String {
+        var line = "  UDP path: \(p.state.rawValue)"
+        if !p.paths.isEmpty {
+            let up = p.paths.filter { $0.state == .up }.count
+            line += " (\(up) of \(p.paths.count) carrier\(p.paths.count == 1 ? "" : "s") up)"
+        }
+        if let rtt = p.paths.compactMap(\.rttMicroseconds).min() { line += ", rtt \(milliseconds(rtt))" }
+        if p.datagramsSent + p.datagramsReceived > 0 { line += ", \(p.datagramsSent) datagrams sent, \(p.datagramsReceived) received" }
+        if p.tooBigForPath > 0 { line += ", \(p.tooBigForPath) too big (on the carrier)" }
+        if p.fallbacks > 0 { line += ", \(p.fallbacks) fallback\(p.fallbacks == 1 ? "" : "s")" }
+        if p.state == .fallback, let why = p.lastFallback { line += " — \(why)" }
+        return line
     }
 
     static func relay(_ status: RelayStatus, now: Double) -> String {
@@ -45,7 +62,8 @@ enum StatusView {
         for c in s.clients {
             lines.append("  client \(c.publicKey) from \(c.addresses.joined(separator: ", "))")
             lines.append("    \(c.carriers) carrier\(c.carriers == 1 ? "" : "s"), \(c.streams) stream\(c.streams == 1 ? "" : "s"), "
-                + "\(c.udpMappings) UDP mapping\(c.udpMappings == 1 ? "" : "s"), sent \(bytes(c.bytesSent)), received \(bytes(c.bytesReceived)), "
+                + "\(c.udpMappings) UDP mapping\(c.udpMappings == 1 ? "" : "s")"
+                + (c.udpPaths > 0 ? " (\(c.udpPaths) UDP path\(c.udpPaths == 1 ? "" : "s"))" : "") + ", sent \(bytes(c.bytesSent)), received \(bytes(c.bytesReceived)), "
                 + "handshake \(duration(now - c.lastHandshake)) ago")
         }
         lines.append("  drops: " + counts(s.drops))
