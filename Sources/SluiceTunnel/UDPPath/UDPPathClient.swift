@@ -142,7 +142,10 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath {
             return .tooBig
         } catch {
             report.counters.sendFailed += 1
-            pathBroke("\(error)")
+            // An ICMP error of an earlier packet surfaces here as well as on a read: the relay does
+            // not take UDP there. Anything else (a local firewall's EPERM) costs this packet only;
+            // the probes decide whether the path still works.
+            if [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(error.code) { pathBroke("\(error)") }
             return .failed
         }
     }
