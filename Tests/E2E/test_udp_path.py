@@ -11,13 +11,16 @@ way out fails its sender's send() with EPERM, which no lossy link does.
 from __future__ import annotations
 
 import json
-import subprocess
+import socket
+import statistics
+import struct
 import time
 
 import pytest
 
 import harness as h
 import netns
+import sluiceproto as sp
 from conftest import record_latency
 
 LOSS_TABLE = "sluice_e2e_loss"
@@ -86,9 +89,10 @@ def rtt_probe(topo, count: int = 2000, timeout: float = 0.1) -> dict:
 @pytest.mark.e2e_timeout(150)
 def test_udp_echo_under_loss_costs_what_it_costs_direct(make_tunnel, direct_topology, runner, loss):
     """1 % loss each way on the client↔relay link, on both setups: 2,000 UDP requests of 100 bytes,
-    one in flight, through Sluice and through kernel forwarding in turns. Through the UDP path the
-    99th percentile stays within 2 × direct + 1 ms (on the TCP carrier it was ~200 ms: each lost
-    segment waited for TCP's retransmission timeout) and no more than 1 % more requests are lost."""
+    one in flight, through Sluice and through kernel forwarding in turns (four rounds of 500 each).
+    Through the UDP path the 99th percentile stays within 2 × direct + 1 ms (on the TCP carrier it
+    was ~200 ms: each lost segment waited for TCP's retransmission timeout) and no more than 1 % more
+    requests are lost."""
     t = make_tunnel()
     h.start_servers(runner, direct_topology, pregen_mib=1)
     rtt_probe(t.topo, count=20)  # a mapping, so the path has a UDP flow to validate for
@@ -96,17 +100,19 @@ def test_udp_echo_under_loss_costs_what_it_costs_direct(make_tunnel, direct_topo
     loss(t.topo)
     loss(direct_topology)
     runs = {"direct": [], "sluice": []}
-    for _ in range(2):
-        runs["direct"].append(rtt_probe(direct_topology, count=1000))
-        runs["sluice"].append(rtt_probe(t.topo, count=1000))
+    for _ in range(4):
+        runs["direct"].append(rtt_probe(direct_topology, count=500))
+        runs["sluice"].append(rtt_probe(t.topo, count=500))
     fig = {}
     for mode, rs in runs.items():
-        # p99 of the two halves' p99s is their max: the stricter reading for Sluice and direct alike.
-        fig[mode] = {"p50": max(r["p50"] for r in rs), "p99": max(r["p99"] for r in rs),
+        # Each figure is the median of the four rounds': a round in which another process held the
+        # CPUs (this machine is shared) does not decide, a stall on every lost segment would.
+        fig[mode] = {"p50": statistics.median(r["p50"] for r in rs), "p99": statistics.median(r["p99"] for r in rs),
                      "lost": sum(r["lost"] for r in rs), "count": sum(r["count"] for r in rs)}
         record_latency(f"UDP echo 100 B, 1 % loss each way, p50 ({mode})", fig[mode]["p50"])
         record_latency(f"UDP echo 100 B, 1 % loss each way, p99 ({mode})", fig[mode]["p99"],
-                       lost=f"{fig[mode]['lost']}/{fig[mode]['count']}")
+                       lost=f"{fig[mode]['lost']}/{fig[mode]['count']}",
+                       rounds=" ".join(f"{r['p99'] * 1e6:.0f}" for r in rs))
     d, s = fig["direct"], fig["sluice"]
     path = path_of(t)
     assert path["state"] == "up" and path["datagramsSent"] >= 1900, f"the requests did not take the UDP path: {path}"
@@ -192,3 +198,91 @@ def test_nat_rebinding_keeps_the_udp_flow_on_the_path(topology, make_tunnel, run
         app.close()
     finally:
         drop_table(topo, topo.router, "ip", NAT_TABLE)
+
+
+def _carrier(topo, relay_key, client_key, hello):
+    s = topo.socket(topo.client)
+    s.connect((netns.RELAY_CLIENT_SIDE_V4, h.RELAY_PORT))
+    return sp.Carrier.connect(None, sp.private_key_bytes(relay_key.public), sp.private_key_bytes(client_key.private),
+                              sock=s, hello=hello)
+
+
+def _frames_until(carrier, ftype: int, seconds: float) -> list:
+    got, end = [], time.monotonic() + seconds
+    while time.monotonic() < end and not any(t == ftype for t, _, _ in got):
+        try:
+            got += carrier.read_frames(timeout=max(0.05, end - time.monotonic()))
+        except (TimeoutError, OSError):
+            break
+    return got
+
+
+@pytest.mark.sluice
+@pytest.mark.e2e_timeout(90)
+def test_udp_path_spoken_by_hand(runner, topology, servers):
+    """sluiceproto.py, written from docs/protocol.md alone: a client whose HELLO has bit 1 is offered a
+    path (UDP_PATH); a PROBE sealed with keys derived as §8 says is answered with a PROBE_REPLY of the
+    same length; a DATAGRAM on the path reaches the UDP echo and its answer comes back on the path
+    after UDP_PATH_USE(1). Garbage, a replayed probe, a probe under the wrong key and one for another
+    index get no answer at all, and are counted. A client whose HELLO lacks the bit (one of the
+    policy-refusals days) is offered nothing, and its datagrams ride the carrier as before."""
+    wd = runner.workdir
+    relay_key, client_key = h.make_keypair(wd, "relay"), h.make_keypair(wd, "client")
+    control = wd / "relay.sock"
+    relay = runner.start("relay", h.relay_argv(relay_key, [client_key.public], extra=["--control", str(control)]),
+                         ns=topology.relay)
+    h.wait_relay_listening(topology, relay)
+
+    old = _carrier(topology, relay_key, client_key, hello=sp.FEATURE_POLICY_REFUSALS)
+    assert old.features & sp.FEATURE_UDP_PATH, "the relay advertises the UDP path in message 2"
+    sid = old.open(netns.SERVER_V4, h.UDP_PORT, window=0, proto=17)
+    assert old.wait_stream(sid)[0] == "OPEN_OK"
+    assert not any(t == sp.UDP_PATH for t, _, _ in _frames_until(old, sp.UDP_PATH, 1.0)), "an old client was offered a path"
+
+    c = _carrier(topology, relay_key, client_key, hello=sp.FEATURE_POLICY_REFUSALS | sp.FEATURE_UDP_PATH)
+    frames = _frames_until(c, sp.UDP_PATH, 3.0)
+    offers = [p for t, _, p in frames if t == sp.UDP_PATH]
+    assert offers, f"no UDP_PATH after HELLO with bit 1: {[sp.NAMES.get(t) for t, _, _ in frames]}"
+    path = sp.UDPPath(c, struct.unpack(">I", offers[0])[0])
+    assert path.index != 0
+    u = topology.socket(topology.client, socket.AF_INET, socket.SOCK_DGRAM)
+    u.connect((netns.RELAY_CLIENT_SIDE_V4, h.RELAY_PORT))
+    u.settimeout(2)
+
+    probe = path.probe(0x1234, padding=100)
+    u.send(probe)
+    kind, counter, plaintext = path.open(u.recv(65535))
+    assert (kind, counter) == (sp.PATH_PROBE_REPLY, 0)
+    assert plaintext[:8] == struct.pack(">Q", 0x1234) and len(plaintext) == 108 and plaintext[8:] == bytes(100)
+
+    u.settimeout(0.5)
+    other = sp.UDPPath(c, path.index)
+    other.k_send = bytes(32)
+    other.counter = 50  # a counter the window has not seen: only the key is wrong
+    for what, packet in (("a replayed probe", probe), ("garbage", b"\x02\x01" + bytes(60)),
+                         ("a probe under another key", other.probe(1)),
+                         ("a probe for another index", sp.UDPPath.header(2, path.index ^ 1, 99) + bytes(24))):
+        u.send(packet)
+        with pytest.raises(socket.timeout):
+            u.recv(65535)
+            pytest.fail(f"the relay answered {what}")
+
+    sid = c.open(netns.SERVER_V4, h.UDP_PORT, window=0, proto=17)
+    assert c.wait_stream(sid)[0] == "OPEN_OK"
+    c.send_frames([sp.frame(sp.UDP_PATH_USE, 0, b"\x01")])
+    u.settimeout(2)
+    u.send(path.datagram(sid, netns.SERVER_V4, h.UDP_PORT, b"Eby hand"))
+    kind, _, plaintext = path.open(u.recv(65535))
+    assert kind == sp.PATH_DATAGRAM
+    stream, = struct.unpack(">I", plaintext[:4])
+    assert stream == sid and plaintext[4:11] == sp.endpoint_bytes(netns.SERVER_V4, h.UDP_PORT)
+    assert plaintext[11:].startswith(b"e") and plaintext[11:].endswith(b"by hand"), plaintext
+
+    cp = topology.exec(topology.relay, [h.sluice_bin(), "status", "--relay", "--control", str(control), "--json"], timeout=20)
+    stats = json.loads(cp.stdout)["relays"][0]["statistics"]
+    drops, events = stats["drops"], stats["events"]
+    assert drops.get("udp-path-replayed") == 1 and drops.get("udp-path-unauthenticated") == 1, drops
+    assert drops.get("udp-path-malformed") == 1 and drops.get("udp-path-unknown-index") == 1, drops
+    assert events.get("udp-path-datagrams-in") == 1 and events.get("udp-path-datagrams-out") == 1, events
+    for s in (u, c, old):
+        s.close()
