@@ -47,7 +47,7 @@ def set_loss(topo: netns.Topology, percent: float) -> None:
         topo.exec(ns, ["nft", "delete", "table", "inet", TABLE], timeout=10)
         if percent > 0:
             script = (f'table inet {TABLE} {{ chain pre {{ type filter hook prerouting priority -300; '
-                      f'iifname "{dev}" numgen random mod 100 < {int(percent)} drop; }} }}')
+                      f'iifname "{dev}" numgen random mod 100 < {int(percent)} drop; }}\n}}\n')
             cp = topo.exec(ns, ["nft", "-f", "-"], input=script, timeout=10)
             if cp.returncode != 0:
                 raise RuntimeError(f"nft: {cp.stderr}")
@@ -97,9 +97,19 @@ def download(topo: netns.Topology, mib: int = 16) -> float:
 
 
 def iperf_udp(topo: netns.Topology, seconds: int) -> dict:
-    cp = topo.exec(topo.client, ["iperf3", "-c", netns.SERVER_V4, "-p", str(h.IPERF_PORT), "-u", "-b", "200M",
-                                 "-t", str(seconds), "-J", "--connect-timeout", "5000"], timeout=seconds + 40)
-    total = json.loads(cp.stdout)["end"]["sum"]
+    """iperf3 -u -b 200M; a run that ends in an error (its TCP control connection suffers the loss
+    too) is tried again, up to three times."""
+    for attempt in range(3):
+        cp = topo.exec(topo.client, ["iperf3", "-c", netns.SERVER_V4, "-p", str(h.IPERF_PORT), "-u", "-b", "200M",
+                                     "-t", str(seconds), "-J", "--connect-timeout", "5000"], timeout=seconds + 40)
+        result = json.loads(cp.stdout)
+        if "sum" in result.get("end", {}):
+            break
+        print(f"iperf3 ({topo.mode}): {result.get('error')}; again", flush=True)
+        time.sleep(2)
+    else:
+        raise RuntimeError(f"iperf3 failed three times: {result.get('error')}")
+    total = result["end"]["sum"]
     return {"mbps": total["bits_per_second"] / 1e6, "lost_percent": total["lost_percent"], "jitter_ms": total["jitter_ms"],
             "packets": total["packets"]}
 
