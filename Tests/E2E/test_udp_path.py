@@ -11,6 +11,7 @@ way out fails its sender's send() with EPERM, which no lossy link does.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import statistics
 import struct
@@ -18,6 +19,7 @@ import time
 
 import pytest
 
+import content
 import harness as h
 import netns
 import sluiceproto as sp
@@ -286,3 +288,48 @@ def test_udp_path_spoken_by_hand(runner, topology, servers):
     assert events.get("udp-path-datagrams-in") == 1 and events.get("udp-path-datagrams-out") == 1, events
     for s in (u, c, old):
         s.close()
+
+
+PATHLESS_BIN = os.environ.get("SLUICE_PATHLESS_BIN", "")
+
+
+@pytest.mark.sluice
+@pytest.mark.skipif(not (PATHLESS_BIN and os.access(PATHLESS_BIN, os.X_OK)),
+                    reason="set SLUICE_PATHLESS_BIN to a sluice binary from before the UDP path (with feature negotiation)")
+@pytest.mark.parametrize("old", ["client", "relay"])
+@pytest.mark.e2e_timeout(90)
+def test_with_a_peer_from_before_the_udp_path(runner, topology, servers, old):
+    """A new relay with a client from before the UDP path, and a new client with such a relay: the
+    feature is not in effect (docs/protocol.md §1.1), no UDP_PATH is sent, nothing breaks, and UDP
+    and TCP go on the carriers (200 UDP echoes, a download checked by sha256)."""
+    wd = runner.workdir
+    relay_key, client_key = h.make_keypair(wd, "relay"), h.make_keypair(wd, "client")
+    control = wd / "relay.sock"
+    relay_argv = h.relay_argv(relay_key, [client_key.public], extra=["--control", str(control)])
+    client_argv = h.client_argv(f"{netns.RELAY_CLIENT_SIDE_V4}:{h.RELAY_PORT}", relay_key.public, client_key)
+    (relay_argv if old == "relay" else client_argv)[0] = PATHLESS_BIN
+    relay = runner.start("relay", relay_argv, ns=topology.relay)
+    h.wait_relay_listening(topology, relay)
+    client = runner.start("client", client_argv, ns=topology.client)
+    h.wait_client_up(topology, client)
+    h.wait_for(lambda: h.curl(topology, ["-o", "/dev/null", h.url(topology, "ipv4", "/bytes/1")], max_time=2).ok, 15,
+               interval=0.2, what="a first request")
+    app = h.app_udp_socket(topology, "ipv4")
+    for i in range(200):
+        h.udp_echo(app, (netns.SERVER_V4, h.UDP_PORT), f"old peer {i}".encode())
+    app.close()
+    out = wd / "down.bin"
+    r = h.curl(topology, ["-o", str(out), h.url(topology, "ipv4", f"/bytes/{4 * content.MiB}")], max_time=30)
+    assert r.ok and content.file_sha256(out) == content.sha256(4 * content.MiB)
+    if old == "relay":
+        cp = topology.exec(topology.client, [h.sluice_bin(), "status", "--tun", h.TUN, "--json"], timeout=20)
+        path = json.loads(cp.stdout)["tunnels"][0]["statistics"]["udpPath"]
+        assert path["state"] == "unsupported" and path["datagramsSent"] == 0, path
+        assert "offers no UDP path" in h.tail(client.log, 200)
+    else:
+        cp = topology.exec(topology.relay, [h.sluice_bin(), "status", "--relay", "--control", str(control), "--json"], timeout=20)
+        events = json.loads(cp.stdout)["relays"][0]["statistics"]["events"]
+        assert "udp-paths-offered" not in events, events
+    time.sleep(6)  # PINGs both ways have been answered
+    assert client.alive() and relay.alive()
+    assert "protocol error" not in h.tail(relay.log, 400) + h.tail(client.log, 400)
