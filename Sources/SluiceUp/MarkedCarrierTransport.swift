@@ -13,15 +13,7 @@ struct MarkedCarrierTransport: CarrierTransport {
     let fwmark: UInt32
 
     func connect(to relay: SocketEndpoint) throws(SystemError) -> Socket {
-        let socket = try marked(Socket.tcp(for: relay.address))
-        do throws(SystemError) {
-            socket.setNoDelay()
-            try socket.connect(to: relay)
-        } catch {
-            socket.close()
-            throw error
-        }
-        return socket
+        try startConnecting(marked(Socket.tcp(for: relay.address)), to: relay)
     }
 
     func udpSocket(for address: IPAddress) throws(SystemError) -> Socket {

@@ -364,7 +364,6 @@ def builders_accepted(fd: int, dev: str) -> dict:
         af = socket.AF_INET if fam == 4 else socket.AF_INET6
         rx = socket.socket(af, socket.SOCK_DGRAM)
         rx.bind((me, 0))
-        rx.settimeout(3)
         port = rx.getsockname()[1]
         data = b"built by rawpackets"
         if fam == 4:
@@ -373,12 +372,19 @@ def builders_accepted(fd: int, dev: str) -> dict:
         else:
             dgram = ipv6(17, udp(5000, port, data, pseudo6(peer, me, 17, 8 + len(data))), src=peer, dst=me)
             echo = ipv6(58, icmp(128, 0, b"\x12\x34\x00\x01ping", pseudo6(peer, me, 58, 12)), src=peer, dst=me)
-        os.write(fd, dgram)
+        # Written again every 0.3 s for up to 3 s: a device that has just come up may drop the first
+        # (IPv6 on a fresh TUN, seen on a loaded machine); one that keeps refusing fails the check.
+        out[f"udp{fam}"] = False
+        rx.settimeout(0.3)
+        deadline = time.monotonic() + 3
         try:
-            got, src = rx.recvfrom(100)
-            out[f"udp{fam}"] = got == data and src[0] == peer and src[1] == 5000
-        except socket.timeout:
-            out[f"udp{fam}"] = False
+            while time.monotonic() < deadline and not out[f"udp{fam}"]:
+                os.write(fd, dgram)
+                try:
+                    got, src = rx.recvfrom(100)
+                    out[f"udp{fam}"] = got == data and src[0] == peer and src[1] == 5000
+                except socket.timeout:
+                    continue
         finally:
             rx.close()
         os.write(fd, echo)

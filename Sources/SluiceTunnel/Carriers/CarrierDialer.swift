@@ -79,11 +79,8 @@ public final class CarrierDialer {
                     fail(.connect(relay: target.relay, SystemError("send the handshake", code: EAGAIN)))
                     return
                 }
-            } catch let error as SystemError {
-                fail(.connect(relay: target.relay, error))
-                return
             } catch {
-                fail(.handshake("\(error)"))
+                fail(because: error)
                 return
             }
         }
@@ -97,11 +94,8 @@ public final class CarrierDialer {
             let result: IOResult<Int>
             do {
                 result = try scratch.withUnsafeMutableBytes { try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want])) }
-            } catch let error as SystemError {
-                fail(.connect(relay: target.relay, error))
-                return
             } catch {
-                fail(.handshake("\(error)"))
+                fail(because: error)
                 return
             }
             switch result {
@@ -124,6 +118,11 @@ public final class CarrierDialer {
                 return
             }
         }
+    }
+
+    /// A socket call failed (the connection is broken) or the handshake could not be made.
+    private func fail(because error: any Error) {
+        fail((error as? SystemError).map { .connect(relay: target.relay, $0) } ?? .handshake("\(error)"))
     }
 
     private func fail(_ why: DialFailure) {

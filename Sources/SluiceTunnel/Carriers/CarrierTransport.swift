@@ -19,15 +19,10 @@ extension CarrierTransport {
     public func udpSocket(for address: IPAddress) throws(SystemError) -> Socket {
         try Socket.udp(for: address)
     }
-}
 
-/// A plain TCP connection with Nagle off (carriers carry small frames that must not wait): what
-/// `sluice bench` and tests use, and the default.
-public struct DirectCarrierTransport: CarrierTransport {
-    public init() {}
-
-    public func connect(to relay: SocketEndpoint) throws(SystemError) -> Socket {
-        let socket = try Socket.tcp(for: relay.address)
+    /// Turns Nagle off on `socket` (carriers carry small frames that must not wait) and starts
+    /// connecting it to `relay`; closes it when that fails. What every `connect(to:)` ends with.
+    public func startConnecting(_ socket: Socket, to relay: SocketEndpoint) throws(SystemError) -> Socket {
         do throws(SystemError) {
             socket.setNoDelay()
             try socket.connect(to: relay)
@@ -36,5 +31,15 @@ public struct DirectCarrierTransport: CarrierTransport {
             throw error
         }
         return socket
+    }
+}
+
+/// A plain TCP connection with Nagle off (carriers carry small frames that must not wait): what
+/// `sluice bench` and tests use, and the default.
+public struct DirectCarrierTransport: CarrierTransport {
+    public init() {}
+
+    public func connect(to relay: SocketEndpoint) throws(SystemError) -> Socket {
+        try startConnecting(Socket.tcp(for: relay.address), to: relay)
     }
 }
