@@ -303,17 +303,8 @@ def test_with_a_peer_from_before_the_udp_path(runner, topology, servers, old):
     feature is not in effect (docs/protocol.md §1.1), no UDP_PATH is sent, nothing breaks, and UDP
     and TCP go on the carriers (200 UDP echoes, a download checked by sha256)."""
     wd = runner.workdir
-    relay_key, client_key = h.make_keypair(wd, "relay"), h.make_keypair(wd, "client")
     control = wd / "relay.sock"
-    relay_argv = h.relay_argv(relay_key, [client_key.public], extra=["--control", str(control)])
-    client_argv = h.client_argv(f"{netns.RELAY_CLIENT_SIDE_V4}:{h.RELAY_PORT}", relay_key.public, client_key)
-    (relay_argv if old == "relay" else client_argv)[0] = PATHLESS_BIN
-    relay = runner.start("relay", relay_argv, ns=topology.relay)
-    h.wait_relay_listening(topology, relay)
-    client = runner.start("client", client_argv, ns=topology.client)
-    h.wait_client_up(topology, client)
-    h.wait_for(lambda: h.curl(topology, ["-o", "/dev/null", h.url(topology, "ipv4", "/bytes/1")], max_time=2).ok, 15,
-               interval=0.2, what="a first request")
+    relay, client = h.start_with_old_peer(runner, topology, PATHLESS_BIN, old, relay_extra=["--control", str(control)])
     app = h.app_udp_socket(topology, "ipv4")
     for i in range(200):
         h.udp_echo(app, (netns.SERVER_V4, h.UDP_PORT), f"old peer {i}".encode())
