@@ -96,12 +96,15 @@ def download(topo: netns.Topology, mib: int = 16) -> float:
     return time.monotonic() - t0
 
 
-def iperf_udp(topo: netns.Topology, seconds: int) -> dict:
-    """iperf3 -u -b 200M; a run that ends in an error (its TCP control connection suffers the loss
+def iperf_udp(runner: h.Runner, topo: netns.Topology, seconds: int) -> dict:
+    """iperf3 -u -b 200M against a fresh one-shot server (harness.start_iperf3_server: `iperf3 -s -1`,
+    gone after one test); a run that ends in an error (its TCP control connection suffers the loss
     too) is tried again, up to three times."""
     for attempt in range(3):
+        server = h.start_iperf3_server(runner, topo, netns.SERVER_V4)
         cp = topo.exec(topo.client, ["iperf3", "-c", netns.SERVER_V4, "-p", str(h.IPERF_PORT), "-u", "-b", "200M",
                                      "-t", str(seconds), "-J", "--connect-timeout", "5000"], timeout=seconds + 40)
+        server.stop()
         result = json.loads(cp.stdout)
         if "sum" in result.get("end", {}):
             break
@@ -147,7 +150,6 @@ def main(argv: list[str]) -> int:
             topo.create()
             h.start_servers(runner, topo, pregen_mib=16)
             h.start_latency_server(runner, topo)
-            h.start_iperf3_server(runner, topo, netns.SERVER_V4)
         relay_key, client_key = h.make_keypair(work, "relay"), h.make_keypair(work, "client")
         relay = runner.start("relay", h.relay_argv(relay_key, [client_key.public]), ns=sluice.relay)
         h.wait_relay_listening(sluice, relay)
@@ -156,7 +158,7 @@ def main(argv: list[str]) -> int:
         for loss in (0, args.loss):
             set_loss(sluice, loss)
             set_loss(direct, loss)
-            d, s = iperf_udp(direct, args.iperf_seconds), iperf_udp(sluice, args.iperf_seconds)
+            d, s = iperf_udp(runner, direct, args.iperf_seconds), iperf_udp(runner, sluice, args.iperf_seconds)
             out[f"iperf_udp_{loss}"] = {"direct": d, "sluice": s}
             fmt = lambda r: f"{r['mbps']:.0f} Mb/s {r['lost_percent']:.2f}% {r['jitter_ms']:.3f} ms"
             row(f"iperf3 -u -b 200M, {loss} % loss: rate, loss, jitter", fmt(d), fmt(s))
@@ -177,7 +179,7 @@ def main(argv: list[str]) -> int:
         d, s = udp_rtt(direct, args.rtt_count), udp_rtt(sluice, args.rtt_count)
         out["udp_carrier"] = {"direct": d, "sluice": s}
         row(f"UDP echo p50/p99, {args.loss} % loss, --udp-path off", fmt_rtt(d), fmt_rtt(s))
-        d, s = iperf_udp(direct, args.iperf_seconds), iperf_udp(sluice, args.iperf_seconds)
+        d, s = iperf_udp(runner, direct, args.iperf_seconds), iperf_udp(runner, sluice, args.iperf_seconds)
         out["iperf_udp_carrier"] = {"direct": d, "sluice": s}
         row(f"iperf3 -u -b 200M, {args.loss} % loss, --udp-path off", fmt(d), fmt(s))
         for value in ("5ms",):
