@@ -155,6 +155,7 @@ def main(argv: list[str]) -> int:
         h.wait_relay_listening(sluice, relay)
         client = start_client(runner, sluice, relay_key, client_key, "auto")
         print(f"{'':<58} {'direct':>22} {'sluice':>22}")
+        fmt_rtt = lambda r: f"{r['p50'] * 1e6:.0f}/{r['p99'] * 1e6:.0f} µs {r['lost']} lost"  # noqa: E731
         for loss in (0, args.loss):
             set_loss(sluice, loss)
             set_loss(direct, loss)
@@ -162,7 +163,10 @@ def main(argv: list[str]) -> int:
             out[f"iperf_udp_{loss}"] = {"direct": d, "sluice": s}
             fmt = lambda r: f"{r['mbps']:.0f} Mb/s {r['lost_percent']:.2f}% {r['jitter_ms']:.3f} ms"
             row(f"iperf3 -u -b 200M, {loss} % loss: rate, loss, jitter", fmt(d), fmt(s))
-        fmt_rtt = lambda r: f"{r['p50'] * 1e6:.0f}/{r['p99'] * 1e6:.0f} µs {r['lost']} lost"
+            if loss == 0:  # what the machine's load alone does to the tail, for the rows under loss
+                d, s = udp_rtt(direct, args.rtt_count), udp_rtt(sluice, args.rtt_count)
+                out["udp_path_no_loss"] = {"direct": d, "sluice": s}
+                row("UDP echo p50/p99, 0 % loss, UDP path", fmt_rtt(d), fmt_rtt(s))
         d, s = udp_rtt(direct, args.rtt_count), udp_rtt(sluice, args.rtt_count)
         out["udp_path"] = {"direct": d, "sluice": s}
         row(f"UDP echo p50/p99, {args.loss} % loss, UDP path", fmt_rtt(d), fmt_rtt(s))

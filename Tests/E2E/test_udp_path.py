@@ -99,6 +99,10 @@ def test_udp_echo_under_loss_costs_what_it_costs_direct(make_tunnel, direct_topo
     h.start_servers(runner, direct_topology, pregen_mib=1)
     rtt_probe(t.topo, count=20)  # a mapping, so the path has a UDP flow to validate for
     wait_path(t, "up", 10)
+    # Without loss first: on a machine whose CPUs others hold, each of Sluice's hops can wait a
+    # scheduler slice, which no loss explains; the failure message shows it beside the lossy figure.
+    clean = rtt_probe(t.topo, count=500)
+    record_latency("UDP echo 100 B, no loss, p99 (sluice)", clean["p99"])
     loss(t.topo)
     loss(direct_topology)
     runs = {"direct": [], "sluice": []}
@@ -118,7 +122,8 @@ def test_udp_echo_under_loss_costs_what_it_costs_direct(make_tunnel, direct_topo
     d, s = fig["direct"], fig["sluice"]
     path = path_of(t)
     assert path["state"] == "up" and path["datagramsSent"] >= 1900, f"the requests did not take the UDP path: {path}"
-    assert s["p99"] <= 2 * d["p99"] + 0.001, f"p99 {s['p99'] * 1e6:.0f} µs through Sluice, {d['p99'] * 1e6:.0f} µs direct"
+    assert s["p99"] <= 2 * d["p99"] + 0.001, (f"p99 {s['p99'] * 1e6:.0f} µs through Sluice, {d['p99'] * 1e6:.0f} µs direct "
+                                              f"(Sluice without loss: {clean['p99'] * 1e6:.0f} µs)")
     assert s["lost"] / s["count"] <= d["lost"] / d["count"] + 0.01, f"lost {s['lost']} through Sluice, {d['lost']} direct"
 
 
