@@ -163,7 +163,7 @@ def main(argv: list[str]) -> int:
             out[f"iperf_udp_{loss}"] = {"direct": d, "sluice": s}
             fmt = lambda r: f"{r['mbps']:.0f} Mb/s {r['lost_percent']:.2f}% {r['jitter_ms']:.3f} ms"
             row(f"iperf3 -u -b 200M, {loss} % loss: rate, loss, jitter", fmt(d), fmt(s))
-            if loss == 0:  # what the machine's load alone does to the tail, for the rows under loss
+            if loss == 0:  # the tail without loss, to set beside the rows under loss
                 d, s = udp_rtt(direct, args.rtt_count), udp_rtt(sluice, args.rtt_count)
                 out["udp_path_no_loss"] = {"direct": d, "sluice": s}
                 row("UDP echo p50/p99, 0 % loss, UDP path", fmt_rtt(d), fmt_rtt(s))

@@ -99,8 +99,9 @@ def test_udp_echo_under_loss_costs_what_it_costs_direct(make_tunnel, direct_topo
     h.start_servers(runner, direct_topology, pregen_mib=1)
     rtt_probe(t.topo, count=20)  # a mapping, so the path has a UDP flow to validate for
     wait_path(t, "up", 10)
-    # Without loss first: on a machine whose CPUs others hold, each of Sluice's hops can wait a
-    # scheduler slice, which no loss explains; the failure message shows it beside the lossy figure.
+    # Without loss first, shown beside the lossy figure when the test fails. Under loss the slow
+    # requests are mostly those right after a lost one, which follow an idle gap (the 0.1 s timeout):
+    # a cold request wakes three processes through Sluice, one direct, and on a busy VM that costs ms.
     clean = rtt_probe(t.topo, count=500)
     record_latency("UDP echo 100 B, no loss, p99 (sluice)", clean["p99"])
     loss(t.topo)
