@@ -41,6 +41,8 @@ let package = Package(
         .target(name: "SluiceMux", dependencies: ["SluiceWire"], swiftSettings: hotPath),
         // SOCKS5 (RFC 1928, RFC 1929) without I/O: messages both ways, client and server handshakes.
         .target(name: "SluiceSocks", dependencies: ["SluiceWire"]),
+        // The PROXY protocol (v1 and v2) without I/O: what a load balancer writes before a relayed connection.
+        .target(name: "SluiceProxyProtocol", dependencies: ["SluiceWire"]),
         .target(name: "SluiceLoop", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceLog"], swiftSettings: hotPath),
         .target(name: "SluiceHost", dependencies: ["CSluiceHostShims", "SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceLog"]),
         // Control sockets of running tunnels and relays: `sluice status`, `exec`, `cgroup`.
@@ -57,7 +59,7 @@ let package = Package(
         .target(name: "SluiceProxy", dependencies: ["SluiceBase64", "SluiceIO", "SluiceLog", "SluiceLoop", "SluiceMux", "SluiceSocks", "SluiceSystem", "SluiceTunnel", "SluiceWire"]),
         // `sluice bench`: carriers and streams to the relay's bench endpoints, no TUN.
         .target(name: "SluiceBench", dependencies: ["SluiceTunnel", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceIO", "SluiceLoop", "SluiceLog", "SluiceSystem", "SluiceWire"], swiftSettings: hotPath),
-        .target(name: "SluiceRelay", dependencies: ["CSluiceHostShims", "SluiceSystem", "SluiceIO", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceConfig", "SluiceControl", "SluiceJSON", "SluiceLog", "SluiceWire"], swiftSettings: hotPath),
+        .target(name: "SluiceRelay", dependencies: ["CSluiceHostShims", "SluiceSystem", "SluiceIO", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceConfig", "SluiceProxyProtocol", "SluiceControl", "SluiceJSON", "SluiceLog", "SluiceWire"], swiftSettings: hotPath),
         .executableTarget(
             name: "sluice", dependencies: ["CSluiceHostShims", "SluiceLoop", "SluiceSystem", "SluiceCarrier", "SluiceSocks", "SluiceTunnel", "SluiceUp", "SluiceBench", "SluiceProxy", "SluiceControl", "SluiceRelay", "SluiceConfig", "SluiceCrypto", "SluiceHost", "SluiceJSON", "SluiceLog", "SluiceWire"],
             // Exported so that liblwip.so's calls resolve to Sluice's faster checksum (CSluiceShims/checksum.c).
@@ -82,6 +84,7 @@ let package = Package(
         .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "SluiceIO", "SluiceTestSupport", "CSodium", "CSluiceAEAD"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceWire"]),
         .testTarget(name: "SluiceSocksTests", dependencies: ["SluiceSocks", "SluiceWire"]),
+        .testTarget(name: "SluiceProxyProtocolTests", dependencies: ["SluiceProxyProtocol", "SluiceWire"]),
         .testTarget(name: "SluiceProxyTests", dependencies: ["SluiceProxy", "SluiceMux"]),
         .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost", "CSluiceHostShims", "SluiceSystem", "SluiceWire"]),
         .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig", "SluiceWire"]),
@@ -92,6 +95,6 @@ let package = Package(
         .testTarget(name: "SluiceLogTests", dependencies: ["SluiceLog"]),
         .testTarget(name: "SluiceCarrierTests", dependencies: ["SluiceCarrier"]),
         .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceTestSupport"]),
-        .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop", "SluiceCrypto"]),
+        .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop", "SluiceCrypto", "SluiceProxyProtocol"]),
     ]
 )

@@ -35,6 +35,10 @@ packages=(
     # and UDP) and microsocks, which the tests start themselves in a namespace with a configuration of
     # their own; openssl makes the password hash of danted's test user.
     dante-server microsocks openssl
+    # A relay fleet behind a load balancer (Tests/E2E/test_fleet.py, docs/deployment.md): HAProxy in
+    # TCP mode with send-proxy-v2, started by the test in a namespace with its own configuration.
+    # Installing the package also sets up Debian's haproxy service; the tests neither need nor touch it.
+    haproxy
     # The pytest suite and the independent X25519 check of `sluice pubkey`.
     python3 python3-pytest python3-cryptography
     # systemd-analyze, which checks the units in contrib/systemd (no service is started).

@@ -16,8 +16,11 @@ import SluiceWire
 final class EventPrinter: TunnelEventDelegate {
     func tunnel(_ engine: TunnelEngine, didEmit event: TunnelEvent) {
         switch event {
-        case .connecting: say("connecting to \(engine.configuration.upstreamEndpoint)")
+        case .connecting: say("connecting to \(engine.upstream.name)")
         case .connected: say("connected")
+        case .carrierUp(let relay, let index): say("carrier #\(index) to \(relay) up")
+        case .relayDown(let relay, let reason): say("relay \(relay) down: \(reason)")
+        case .relayUp(let relay): say("relay \(relay) up")
         case .reconnecting(let reason): say("reconnecting: \(reason)")
         case .disconnected(let error): say("disconnected" + (error.map { ": \($0)" } ?? ""))
         case .error(let error): say("error (retrying): \(error)")

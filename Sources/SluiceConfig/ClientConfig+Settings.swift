@@ -9,7 +9,7 @@ extension ClientConfig {
     /// hand would make it loop.
     init(settings: Settings) throws(ConfigError) {
         var warnings: [ConfigWarning] = []
-        let (relay, relayPublicKey, privateKey, psk, upstream) = try settings.relayOrUpstream(warnings: &warnings)
+        let (relays, policy, privateKey, psk, upstream) = try settings.relayOrUpstream(warnings: &warnings)
         let tun = try settings.interfaceName("tun")
 
         var addresses: [IPPrefix] = []
@@ -70,9 +70,10 @@ extension ClientConfig {
         let udpTimeout = try settings.seconds("udp-timeout", default: Double(UDPDefaults.timeoutSeconds), range: UDPDefaults.timeoutRange)
         let maxUDPMappings = try settings.integer("max-udp-mappings", default: UDPDefaults.maxMappings, range: UDPDefaults.maxMappingsRange)
 
-        let upstreamAddress = relay?.address ?? upstream!.endpoint.address
-        for route in routes where route.contains(upstreamAddress) {
-            warnings.append(.relayInsideRoute(relay: upstreamAddress, route: route))
+        for address in relays.isEmpty ? [upstream!.endpoint.address] : relays.map(\.endpoint.address) {
+            for route in routes where route.contains(address) {
+                warnings.append(.relayInsideRoute(relay: address, route: route))
+            }
         }
         for route in routes where !addresses.contains(where: { $0.address.isIPv4 == route.address.isIPv4 }) {
             warnings.append(.routeWithoutAddressFamily(route: route))
@@ -83,11 +84,12 @@ extension ClientConfig {
             }
         }
 
-        self.init(relay: relay, relayPublicKey: relayPublicKey, privateKey: privateKey, psk: psk, upstream: upstream, tun: tun,
+        self.init(relays: relays, privateKey: privateKey, psk: psk, upstream: upstream, tun: tun,
                   addresses: addresses, routes: routes, mtu: mtu, carriers: carriers, fwmark: fwmark, table: table,
                   dns: dns, routeAll: routeAll != nil, excludes: excludes, routeLocal: routeLocal != nil,
                   killSwitch: killSwitch, blockIPv6: blockIPv6 != nil, udpTimeout: udpTimeout, maxUDPMappings: maxUDPMappings,
                   logLevel: try settings.logLevel(), warnings: warnings)
+        relayPolicy = policy
         for raw in settings.all("dns-domain") {
             guard let domain = DNSName(raw.text), !domain.labels.isEmpty else {
                 throw .invalidValue(raw.origin, value: raw.text,

@@ -21,16 +21,17 @@ public struct ClientConfig: Sendable, Equatable {
     public static let defaultPingMisses = 3
     public static let pingMissesRange = 1...100
 
-    /// The relay's endpoint (`--relay`); nil with a SOCKS5 `upstream`.
-    public let relay: SocketEndpoint?
-    /// The relay's static public key, 32 bytes (`--relay-public-key`); nil with a SOCKS5 `upstream`.
-    public let relayPublicKey: [UInt8]?
+    /// The relays with their keys, in order of preference (`--relay` and `--relay-public-key`, or
+    /// `--relays`); empty with a SOCKS5 `upstream`.
+    public let relays: [RelayEntry]
+    /// How several relays are used (`--relay-policy`): "failover" or "spread".
+    public var relayPolicy = RelayEntry.defaultPolicy
     /// This client's static private key, 32 bytes (`--private-key`); nil with a SOCKS5 `upstream`.
     public let privateKey: [UInt8]?
     /// The pre-shared key (`--psk`), or nil for none.
     public let psk: [UInt8]?
-    /// A SOCKS5 server to send the flows to instead of a relay (`--upstream`); exactly one of it
-    /// and `relay` is set.
+    /// A SOCKS5 server to send the flows to instead of a relay (`--upstream`); set exactly when
+    /// `relays` is empty.
     public let upstream: SocksUpstreamURL?
     /// Name of the TUN device (`--tun`), a valid Linux interface name.
     public let tun: String
@@ -40,7 +41,7 @@ public struct ClientConfig: Sendable, Equatable {
     public let routes: [IPPrefix]
     /// MTU of the TUN device (`--mtu`).
     public let mtu: Int
-    /// Carriers (TCP connections) to keep to the relay (`--carriers`).
+    /// Carriers (TCP connections) to keep to each relay in use (`--carriers`).
     public let carriers: Int
     /// SO_MARK on carrier sockets (`--fwmark`); nonzero.
     public let fwmark: UInt32
@@ -84,7 +85,7 @@ public struct ClientConfig: Sendable, Equatable {
     /// Conditions worth a log line; the CLI logs them.
     public let warnings: [ConfigWarning]
 
-    public init(relay: SocketEndpoint?, relayPublicKey: [UInt8]?, privateKey: [UInt8]?, psk: [UInt8]? = nil,
+    public init(relays: [RelayEntry], privateKey: [UInt8]?, psk: [UInt8]? = nil,
                 upstream: SocksUpstreamURL? = nil, tun: String,
                 addresses: [IPPrefix], routes: [IPPrefix], mtu: Int = ClientConfig.defaultMTU,
                 carriers: Int = ClientConfig.defaultCarriers, fwmark: UInt32 = ClientConfig.defaultFwmark,
@@ -93,11 +94,10 @@ public struct ClientConfig: Sendable, Equatable {
                 killSwitch: Bool = false, blockIPv6: Bool = false,
                 udpTimeout: Duration = .seconds(UDPDefaults.timeoutSeconds), maxUDPMappings: Int = UDPDefaults.maxMappings,
                 logLevel: String = "info", warnings: [ConfigWarning] = []) {
-        precondition(KeyText.allHaveKeyLength([relayPublicKey, privateKey, psk]), "keys are 32 bytes")
-        precondition((relay == nil) != (upstream == nil), "a relay or a SOCKS5 upstream")
-        self.relay = relay
+        precondition(KeyText.allHaveKeyLength([privateKey, psk]), "keys are 32 bytes")
+        precondition(relays.isEmpty != (upstream == nil), "relays or a SOCKS5 upstream")
+        self.relays = relays
         self.upstream = upstream
-        self.relayPublicKey = relayPublicKey
         self.privateKey = privateKey
         self.psk = psk
         self.tun = tun

@@ -136,7 +136,8 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(first) and \(second) cannot be given together; choose one."
         case .missingUpstream(let command):
             return "sluice \(command) needs a way out: --relay ENDPOINT with --relay-public-key and --private-key (a Sluice relay), "
-                + "or --upstream socks5://HOST:PORT (a SOCKS5 server); or \"relay\" or \"upstream\" in the --config file."
+                + "--relays ENDPOINT,KEY (one per relay) with --private-key, or --upstream socks5://HOST:PORT (a SOCKS5 server); "
+                + "or \"relay\", \"relays\" or \"upstream\" in the --config file."
         case .badAuthFile(let path, let line?):
             return "auth file \(path) line \(line) is not user:password (each 1 to 255 bytes; # starts a comment)."
         case .badAuthFile(let path, nil):

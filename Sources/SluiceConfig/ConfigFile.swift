@@ -1,5 +1,9 @@
 import SluiceJSON
 
+private extension String {
+    var nonEmpty: String? { isEmpty ? nil : self }
+}
+
 /// Loads one command's settings from a JSON config file.
 ///
 /// Keys are the command's flag names in camelCase; repeatable flags are arrays of strings; numbers are
@@ -52,6 +56,7 @@ enum ConfigFile {
     }
 
     private static func entry(_ value: JSONValue, key: String, flag: FlagSpec, path: String) throws(ConfigError) -> Settings.Entry {
+        if flag.kind == .relay { return try relays(value, key: key, path: path) }
         if flag.repeatable {
             guard case .array(let array) = value else {
                 throw .wrongType(path: path, key: key, expected: "an array of strings", got: typeName(value))
@@ -69,10 +74,31 @@ enum ConfigFile {
         return Settings.Entry(values: [text], origins: [.file(path: path, key: key, index: nil)])
     }
 
+    /// `relays`: an array of `{"endpoint": "10.10.0.2:7000", "publicKey": "…"}`, each as the text
+    /// `--relays` carries (`ENDPOINT,KEY`), to go through the same checks.
+    private static func relays(_ value: JSONValue, key: String, path: String) throws(ConfigError) -> Settings.Entry {
+        let expected = "an object {\"endpoint\": \"10.10.0.2:7000\", \"publicKey\": \"…\"}"
+        guard case .array(let array) = value else {
+            throw .wrongType(path: path, key: key, expected: "an array of objects with \"endpoint\" and \"publicKey\"", got: typeName(value))
+        }
+        var texts: [String] = []
+        for (index, element) in array.enumerated() {
+            guard case .object(let fields) = element, fields.count == 2, case .string(let endpoint)? = fields["endpoint"],
+                  case .string(let publicKey)? = fields["publicKey"] else {
+                let got = if case .object(let fields) = element {
+                    "an object with " + (fields.keys.sorted().map { "\"\($0)\"" }.joined(separator: ", ").nonEmpty ?? "no keys")
+                } else { typeName(element) }
+                throw .wrongElementType(path: path, key: key, index: index, expected: expected, got: got)
+            }
+            texts.append(endpoint + "," + publicKey)
+        }
+        return Settings.Entry(values: texts, origins: texts.indices.map { .file(path: path, key: key, index: $0) })
+    }
+
     /// The value as the text a flag would carry.
     private static func scalarText(_ value: JSONValue, key: String, kind: FlagSpec.Kind, path: String) throws(ConfigError) -> String {
         switch kind {
-        case .text, .switch:  // switches are handled as booleans before this
+        case .text, .switch, .relay:  // switches are booleans and relays objects, handled before this
             guard case .string(let text) = value else { throw .wrongType(path: path, key: key, expected: "a string", got: typeName(value)) }
             return text
         case .path:

@@ -17,6 +17,8 @@ struct FlagSpec: Sendable {
         case integerOrHex
         /// Seconds, fractions allowed. JSON: number.
         case seconds
+        /// A relay and its key, `ENDPOINT,KEY`. JSON: an object `{"endpoint": …, "publicKey": …}`.
+        case relay
     }
 
     /// How the usage text presents the flag.
@@ -79,31 +81,55 @@ struct FlagSpec: Sendable {
         "udp-timeout", "SECONDS", kind: .seconds, presence: .optional(default: String(UDPDefaults.timeoutSeconds)),
         help: "idle time after which a UDP mapping expires")
 
-    /// The four flags by which a client reaches its relay (`up`, `bench`, `socks`); read by
+    /// The four flags by which `bench` reaches the one relay it measures; read by
     /// `Settings.relayAccess`.
-    static let relayAccess = relayAccessFlags(required: true)
+    static let relayAccess = relayAccessFlags(relayUnless: nil, keyUnless: nil)
+
+    /// How `socks` reaches its relays: one relay (`--relay`, `--relay-public-key`) or several
+    /// (`--relays`), this client's keys, the policy and the pings that find a silent relay; read by
+    /// `Settings.relaysAccess`.
+    static let relaysAccess = relayAccessFlags(relayUnless: "--relays", keyUnless: nil) + severalRelays
 
     /// `up`'s ways out: the relay flags, needed unless `--upstream` names a SOCKS5 server instead
     /// (`Settings.relayOrUpstream`).
-    static let relayAccessOrUpstream = relayAccessFlags(required: false) + [
+    static let relayAccessOrUpstream = relayAccessFlags(relayUnless: "--relays or --upstream", keyUnless: "--upstream") + severalRelays + [
         FlagSpec("upstream", "URL",
                  help: "a SOCKS5 server to send the flows to instead of a relay: socks5://[USER:PASSWORD@]HOST:PORT"),
     ]
 
-    private static func relayAccessFlags(required: Bool) -> [FlagSpec] {
-        let presence: Presence = required ? .required : .optional(default: nil)
-        let unless = required ? "" : " (unless --upstream)"
+    /// `--relay` and `--relay-public-key` are required unless `relayUnless` names what replaces them
+    /// (nil: always), `--private-key` unless `keyUnless`.
+    private static func relayAccessFlags(relayUnless: String?, keyUnless: String?) -> [FlagSpec] {
+        func presence(_ unless: String?) -> Presence { unless == nil ? .required : .optional(default: nil) }
+        func note(_ unless: String?) -> String { unless.map { " (unless \($0))" } ?? "" }
         return [
-            FlagSpec("relay", "ENDPOINT", presence: presence,
-                     help: "relay address and port: 10.10.0.2:7000 or [fd00::2]:7000" + unless),
-            FlagSpec("relay-public-key", "KEY", presence: presence,
-                     help: "the relay's base64 public key" + unless),
-            FlagSpec("private-key", "FILE", kind: .path, presence: presence,
-                     help: "file holding this client's private key, base64" + unless),
+            FlagSpec("relay", "ENDPOINT", presence: presence(relayUnless),
+                     help: "relay address and port: 10.10.0.2:7000 or [fd00::2]:7000" + note(relayUnless)),
+            FlagSpec("relay-public-key", "KEY", presence: presence(relayUnless),
+                     help: "the relay's base64 public key" + note(relayUnless)),
+            FlagSpec("private-key", "FILE", kind: .path, presence: presence(keyUnless),
+                     help: "file holding this client's private key, base64" + note(keyUnless)),
             FlagSpec("psk", "FILE", kind: .path,
                      help: "file holding a pre-shared key, base64, the same as the relay's"),
         ]
     }
+
+    /// Several relays, and how they are used.
+    private static let severalRelays = [
+        FlagSpec("relays", "ENDPOINT,KEY", kind: .relay, repeatable: true,
+                 help: "a relay and its base64 public key, as 10.10.0.2:7000,KEY; repeat for each relay, in order of preference (instead of --relay)"),
+        FlagSpec("relay-policy", "POLICY", presence: .optional(default: RelayEntry.defaultPolicy),
+                 help: "with several relays: failover (all carriers to the first healthy one) or spread (over all healthy ones)"),
+    ]
+
+    /// `--ping-interval` and `--ping-misses`: how soon a carrier to a silent relay is given up.
+    static let pings = [
+        FlagSpec("ping-interval", "SECONDS", kind: .seconds,
+                 presence: .optional(default: ClientConfig.defaultPingIntervalSeconds.secondsText),
+                 help: "time between PINGs on each carrier, \(ClientConfig.pingIntervalRange.lowerBound.secondsText) to \(ClientConfig.pingIntervalRange.upperBound.secondsText)"),
+        FlagSpec("ping-misses", "N", kind: .integer, presence: .optional(default: String(ClientConfig.defaultPingMisses)),
+                 help: "PINGs a carrier may leave unanswered (while nothing else arrives) before it is redialled"),
+    ]
 
     static func maxUDPMappings(perClient: Bool) -> FlagSpec {
         FlagSpec("max-udp-mappings", "N", kind: .integer, presence: .optional(default: String(UDPDefaults.maxMappings)),

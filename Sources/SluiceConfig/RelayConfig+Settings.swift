@@ -27,6 +27,7 @@ extension RelayConfig {
                   maxPendingHandshakes: maxPending, maxStreamRate: maxStreamRate, controlPath: settings.value("control")?.text,
                   logLevel: try settings.logLevel(),
                   warnings: warnings)
+        proxyProtocol = settings.switchOn("proxy-protocol") != nil
     }
 
     /// `--allow-destination` and `--deny-destination`: prefixes without host bits, each in one list only.

@@ -51,6 +51,9 @@ public struct RelayConfig: Sendable, Equatable {
     public let maxPendingHandshakes: Int
     /// Streams and UDP associations one client may open per second (`--max-stream-rate`).
     public let maxStreamRate: Int
+    /// Every connection starts with a PROXY protocol header (v1 or v2) from a load balancer, which
+    /// names the client (`--proxy-protocol`); one without a valid header is closed without a reply.
+    public var proxyProtocol = false
     /// Canonical `--log-level` name; `SluiceLog.LogLevel(name:)` accepts it.
     public let logLevel: String
     /// Conditions worth a log line; the CLI logs them.

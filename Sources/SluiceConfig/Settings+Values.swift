@@ -113,22 +113,66 @@ extension Settings {
         return (relay, relayPublicKey, privateKey, psk)
     }
 
-    /// `up`'s way out: the relay and its keys (`relayAccess`), or a SOCKS5 server (`--upstream`) —
-    /// one of the two, never both.
+    /// The relays and keys as `up` and `socks` take them (`FlagSpec.relaysAccess`): one relay
+    /// (`--relay`, `--relay-public-key`) or a list (`--relays ENDPOINT,KEY`, each relay once), never
+    /// both; the canonical `--relay-policy`.
+    func relaysAccess(warnings: inout [ConfigWarning]) throws(ConfigError)
+        -> (relays: [RelayEntry], policy: String, privateKey: [UInt8], psk: [UInt8]?) {
+        let listed = all("relays")
+        var relays: [RelayEntry] = []
+        if listed.isEmpty {
+            let relay = try endpoint(try required("relay"), example: "10.10.0.2:7000 or [fd00::2]:7000")
+            relays = [RelayEntry(endpoint: relay, publicKey: try publicKey(try required("relay-public-key")))]
+        } else {
+            for flag in ["relay", "relay-public-key"] {
+                if let other = value(flag) { throw .conflicting(other.origin, listed[0].origin) }
+            }
+            for raw in listed {
+                let entry = try relayEntry(raw)
+                if let twin = relays.firstIndex(where: { $0.endpoint == entry.endpoint }) {
+                    throw .invalidValue(raw.origin, value: "\(entry.endpoint)",
+                                        expected: "each relay once: \(listed[twin].origin) names it already")
+                }
+                relays.append(entry)
+            }
+        }
+        var policy = RelayEntry.defaultPolicy
+        if let raw = value("relay-policy") {
+            guard RelayEntry.policies.contains(raw.text.lowercased()) else {
+                throw .invalidValue(raw.origin, value: raw.text, expected: "failover or spread")
+            }
+            policy = raw.text.lowercased()
+        }
+        let privateKey = try requiredKeyFile("private-key", what: "private key file", warnings: &warnings)
+        let psk = try keyFile("psk", what: "pre-shared key file", warnings: &warnings)
+        return (relays, policy, privateKey, psk)
+    }
+
+    /// One `--relays` value: `ENDPOINT,KEY`.
+    private func relayEntry(_ raw: (text: String, origin: SettingOrigin)) throws(ConfigError) -> RelayEntry {
+        guard let comma = raw.text.firstIndex(of: ",") else {
+            throw .invalidValue(raw.origin, value: raw.text, expected: "a relay and its public key, as 10.10.0.2:7000,KEY (the key in base64)")
+        }
+        let relay = try endpoint((String(raw.text[..<comma]), raw.origin), example: "10.10.0.2:7000 or [fd00::2]:7000")
+        return RelayEntry(endpoint: relay, publicKey: try publicKey((String(raw.text[raw.text.index(after: comma)...]), raw.origin)))
+    }
+
+    /// `up`'s way out: the relays and keys (`relaysAccess`), or a SOCKS5 server (`--upstream`) — one
+    /// of the two, never both. No relays with an upstream.
     func relayOrUpstream(warnings: inout [ConfigWarning]) throws(ConfigError)
-        -> (relay: SocketEndpoint?, relayPublicKey: [UInt8]?, privateKey: [UInt8]?, psk: [UInt8]?, upstream: SocksUpstreamURL?) {
+        -> (relays: [RelayEntry], policy: String, privateKey: [UInt8]?, psk: [UInt8]?, upstream: SocksUpstreamURL?) {
         guard let raw = value("upstream") else {
-            guard value("relay") != nil || value("relay-public-key") != nil || value("private-key") != nil else {
+            guard value("relay") != nil || value("relay-public-key") != nil || value("private-key") != nil || !all("relays").isEmpty else {
                 throw .missingUpstream(command: command.name)
             }
-            let (relay, relayPublicKey, privateKey, psk) = try relayAccess(warnings: &warnings)
-            return (relay, relayPublicKey, privateKey, psk, nil)
+            let (relays, policy, privateKey, psk) = try relaysAccess(warnings: &warnings)
+            return (relays, policy, privateKey, psk, nil)
         }
-        for flag in ["relay", "relay-public-key", "private-key", "psk"] {
+        for flag in ["relay", "relays", "relay-public-key", "relay-policy", "private-key", "psk"] {
             if let other = value(flag) { throw .conflicting(other.origin, raw.origin) }
         }
         do {
-            return (nil, nil, nil, nil, try SocksUpstreamURL.parse(raw.text))
+            return ([], RelayEntry.defaultPolicy, nil, nil, try SocksUpstreamURL.parse(raw.text))
         } catch {
             // The value may hold a password: shown without it.
             throw .invalidValue(raw.origin, value: SocksUpstreamURL.redacted(raw.text), expected: error.expected)

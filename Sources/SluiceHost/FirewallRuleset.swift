@@ -5,10 +5,10 @@ import SluiceWire
 ///
 /// Output chain, in order (the first match decides):
 /// 1. loopback passes;
-/// 2. carrier sockets pass: marked with the fwmark, to the relay's address and TCP port, and the
-///    UDP path's sockets, marked, to that address and the same UDP port (docs/protocol.md §8) (with
-///    `relayUDP`, a SOCKS5 upstream's, marked UDP to that address on any port: its UDP relay port
-///    comes with each association);
+/// 2. for every listed relay: carrier sockets pass (marked with the fwmark, to the relay's address and
+///    TCP port), and so do the UDP path's sockets (marked, to that address and the same UDP port,
+///    docs/protocol.md §8) — with `relayUDP`, a SOCKS5 upstream's marked UDP to that address on any
+///    port instead (its UDP relay port comes with each association);
 /// 3. IPv6 neighbour discovery and router solicitation on the link (hop limit 255) pass, so the
 ///    link keeps working (the relay may sit behind an IPv6 router);
 /// 4. with `blockIPv6`: every other IPv6 packet is rejected (ICMPv6 administratively prohibited),
@@ -29,18 +29,19 @@ public struct FirewallRuleset: Hashable, Sendable, CustomStringConvertible {
 
     public var tableName: String
     public var tun: String
-    public var relay: SocketEndpoint
+    /// The relays (or the SOCKS5 server) the carriers go to.
+    public var relays: [SocketEndpoint]
     public var fwmark: UInt32
     public var killSwitch: Bool
     public var blockIPv6: Bool
-    /// Marked UDP to the relay's address passes too (a SOCKS5 server's UDP associations).
+    /// Marked UDP to the relays' addresses passes too (a SOCKS5 server's UDP associations).
     public var relayUDP: Bool
 
-    public init(tableName: String = FirewallRuleset.defaultTableName, tun: String, relay: SocketEndpoint, fwmark: UInt32,
+    public init(tableName: String = FirewallRuleset.defaultTableName, tun: String, relays: [SocketEndpoint], fwmark: UInt32,
                 killSwitch: Bool, blockIPv6: Bool, relayUDP: Bool = false) {
         self.tableName = tableName
         self.tun = tun
-        self.relay = relay
+        self.relays = relays
         self.fwmark = fwmark
         self.killSwitch = killSwitch
         self.blockIPv6 = blockIPv6
@@ -62,14 +63,14 @@ public struct FirewallRuleset: Hashable, Sendable, CustomStringConvertible {
     public var text: String {
         let tunName = Self.quoted(tun)
         let mark = "0x" + String(fwmark, radix: 16)
-        let relayFamily = relay.address.isIPv4 ? "ip" : "ip6"
-        var output = [
-            "oifname \"lo\" accept",
-            "meta mark \(mark) \(relayFamily) daddr \(relay.address) tcp dport \(relay.port) accept",
-            "icmpv6 type { nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert } ip6 hoplimit 255 accept",
-        ]
-        output.insert(relayUDP ? "meta mark \(mark) \(relayFamily) daddr \(relay.address) meta l4proto udp accept"
-                           : "meta mark \(mark) \(relayFamily) daddr \(relay.address) udp dport \(relay.port) accept", at: 2)
+        var output = ["oifname \"lo\" accept"]
+        for relay in relays {
+            let family = relay.address.isIPv4 ? "ip" : "ip6"
+            output.append("meta mark \(mark) \(family) daddr \(relay.address) tcp dport \(relay.port) accept")
+            output.append(relayUDP ? "meta mark \(mark) \(family) daddr \(relay.address) meta l4proto udp accept"
+                                   : "meta mark \(mark) \(family) daddr \(relay.address) udp dport \(relay.port) accept")
+        }
+        output.append("icmpv6 type { nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert } ip6 hoplimit 255 accept")
         if blockIPv6 { output.append("meta nfproto ipv6 counter reject with icmpv6 type admin-prohibited") }
         if killSwitch {
             output += [

@@ -4,6 +4,8 @@ public enum HostChange: Hashable, Sendable, CustomStringConvertible {
     case linkUp(interface: String)
     /// Set the interface's MTU. Undone by restoring the MTU it had before.
     case mtu(Int, interface: String)
+    /// Set the interface's transmit queue length. Undone by restoring the length it had before.
+    case txQueueLength(Int, interface: String)
     /// Add an address. Undone by deleting it.
     case address(InterfaceAddress)
     /// Add a route. Undone by deleting it.
@@ -27,6 +29,7 @@ public enum HostChange: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .linkUp(let interface): return "set link \(interface) up"
         case .mtu(let mtu, let interface): return "set mtu \(mtu) on \(interface)"
+        case .txQueueLength(let length, let interface): return "set txqueuelen \(length) on \(interface)"
         case .address(let address): return "add address \(address)"
         case .route(let route): return "add route \(route)"
         case .rule(let rule): return "add \(rule)"

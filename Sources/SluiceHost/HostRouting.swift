@@ -7,13 +7,13 @@ import SluiceWire
 /// libnftables; the resolver file; the TUN link's DNS in systemd-resolved over D-Bus), remembers each step that took effect (`HostStep`), and `undo()`
 /// reverts exactly those, newest first.
 ///
-/// What it did not do it never reverts: a link that was already up stays up, an MTU that already
-/// had the value is left alone, and an address, route, rule or nftables table that existed already
+/// What it did not do it never reverts: a link that was already up stays up, an MTU or queue length
+/// that already had the value is left alone, and an address, route, rule or nftables table that existed already
 /// makes the install fail (`EEXIST`) rather than be adopted. If a step fails, everything installed so far is
 /// undone and the step's error is thrown. Errors while undoing are logged and the remaining steps
 /// are still undone.
 ///
-/// `sluice up` uses `tunnelPlan(...)`: the TUN's MTU and addresses, link up, the `--route` prefixes
+/// `sluice up` uses `tunnelPlan(...)`: the TUN's MTU, queue length and addresses, link up, the `--route` prefixes
 /// in table T through the TUN, and per family the rule `not fwmark M lookup T` at priority P, so
 /// that marked carrier sockets keep using the main table and never loop into the TUN.
 ///
@@ -123,12 +123,13 @@ public final class HostRouting {
     /// each resolver; at P-3 `fwmark <fwmark> lookup main`, so the marked carriers never meet the
     /// resolver rules (a relay may well be its own resolver).
     public static func tunnelPlan(
-        interface: String, mtu: Int? = nil, addresses: [IPPrefix], routes: [IPPrefix], excludes: [IPPrefix] = [],
+        interface: String, mtu: Int? = nil, txQueueLength: Int? = nil, addresses: [IPPrefix], routes: [IPPrefix], excludes: [IPPrefix] = [],
         routeAll: RouteAll? = nil,
         table: UInt32 = defaultTable, fwmark: UInt32 = defaultFwmark, rulePriority: UInt32 = defaultRulePriority
     ) -> [HostChange] {
         var plan: [HostChange] = []
         if let mtu { plan.append(.mtu(mtu, interface: interface)) }
+        if let txQueueLength { plan.append(.txQueueLength(txQueueLength, interface: interface)) }
         plan.append(.linkUp(interface: interface))
         plan += addresses.map { .address(InterfaceAddress($0, on: interface)) }
 
@@ -198,6 +199,11 @@ public final class HostRouting {
             if previous == mtu { return nil }
             try netlink.setMTU(mtu, of: interface)
             return .mtu(interface: interface, previous: previous, new: mtu)
+        case .txQueueLength(let length, let interface):
+            let previous = try netlink.link(named: interface).txQueueLength
+            if previous == length { return nil }
+            try netlink.setTxQueueLength(length, of: interface)
+            return .txQueueLength(interface: interface, previous: previous, new: length)
         case .address(let address):
             try netlink.add(address)
             return .address(address)
@@ -227,6 +233,7 @@ public final class HostRouting {
         switch step {
         case .linkUp(let interface): try netlink.setLink(interface, up: false)
         case .mtu(let interface, let previous, _): try netlink.setMTU(previous, of: interface)
+        case .txQueueLength(let interface, let previous, _): try netlink.setTxQueueLength(previous, of: interface)
         case .address(let address): try netlink.delete(address)
         case .route(let route): try netlink.delete(route)
         case .rule(let rule): try netlink.delete(rule)

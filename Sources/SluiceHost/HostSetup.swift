@@ -18,6 +18,15 @@ public final class HostSetup {
     /// The cgroup2 mount when per-application routing is installed (`HostSetup+Apps.swift`).
     public internal(set) var appMount: CGroupMount?
 
+    /// The TUN's transmit queue, in packets: what the kernel holds for Sluice to read before it drops
+    /// (a TUN's default is 500). lwIP finds a segment's connection by walking a list, so with
+    /// thousands of connections open it takes packets more slowly than applications can send a
+    /// burst of them; 10,000 applications closing at once (test_floods.py's 10,000 flows) overflowed
+    /// 500 packets, their kernels resent in step at the same timeouts, and the last flows took over
+    /// two minutes to end. The queue only fills while Sluice is behind, and each application's
+    /// kernel (TCP small queues) bounds what one socket keeps in it.
+    public static let tunQueueLength = 10_000
+
     /// Undoes what a crashed `up` of this tunnel left (per its record), then records this process as
     /// the owner. Throws, changing nothing, if a live `up` owns the tunnel or the record belongs to
     /// another namespace.
@@ -31,14 +40,17 @@ public final class HostSetup {
         try state.save(to: statePath)
     }
 
-    /// Installs everything for the TUN `interface`: `settings` with the tunnel's `relay` (kept
+    /// Installs everything for the TUN `interface`: `settings` with the tunnel's `relays` (kept
     /// reachable outside the tunnel), its DNS `resolvers` and `mtu`. On failure nothing stays
     /// installed (the record stays, empty, until `teardown`).
-    public func install(_ settings: HostConfiguration, relay: SocketEndpoint, resolvers: [IPAddress], mtu: Int,
+    public func install(_ settings: HostConfiguration, relays: [SocketEndpoint], resolvers: [IPAddress], mtu: Int,
                         interface: String) throws(HostError) {
         if settings.routeAll {
-            let path = try Self.relayPath(relay.address, fwmark: settings.fwmark, tun: interface, netlink: NetlinkSocket())
-            Log.debug("carriers reach the relay \(relay.address) \(path.pathDescription)", "host")
+            let netlink = try NetlinkSocket()
+            for relay in relays {
+                let path = try Self.relayPath(relay.address, fwmark: settings.fwmark, tun: interface, netlink: netlink)
+                Log.debug("carriers reach the relay \(relay.address) \(path.pathDescription)", "host")
+            }
         }
         let backend = try Self.dnsBackend(settings, resolvers: resolvers)
         let dns = Self.dnsPlan(settings: settings, resolvers: resolvers, interface: interface, backend: backend)
@@ -49,12 +61,12 @@ public final class HostSetup {
         var plan: [HostChange] = []
         // The firewall first, so the kill switch holds before any route points anywhere.
         if settings.killSwitch || settings.blockIPv6 {
-            plan.append(.firewall(FirewallRuleset(tun: interface, relay: relay, fwmark: settings.fwmark,
+            plan.append(.firewall(FirewallRuleset(tun: interface, relays: relays, fwmark: settings.fwmark,
                                                   killSwitch: settings.killSwitch, blockIPv6: settings.blockIPv6,
                                                   relayUDP: settings.upstreamTakesUDP)))
         }
         plan += HostRouting.tunnelPlan(
-            interface: interface, mtu: mtu, addresses: settings.addresses, routes: settings.routes,
+            interface: interface, mtu: mtu, txQueueLength: Self.tunQueueLength, addresses: settings.addresses, routes: settings.routes,
             excludes: settings.excludes,
             routeAll: settings.routeAll ? HostRouting.RouteAll(resolvers: resolvers, routeLocal: settings.routeLocal, ipv6: !settings.blockIPv6) : nil,
             table: settings.table, fwmark: settings.fwmark)

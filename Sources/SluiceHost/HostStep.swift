@@ -7,6 +7,8 @@ public enum HostStep: Hashable, Sendable, Codable, CustomStringConvertible {
     case linkUp(interface: String)
     /// The MTU was `previous` and was set to `new`.
     case mtu(interface: String, previous: Int, new: Int)
+    /// The transmit queue length was `previous` and was set to `new`.
+    case txQueueLength(interface: String, previous: Int, new: Int)
     case address(InterfaceAddress)
     case route(Route)
     case rule(PolicyRule)
@@ -26,6 +28,7 @@ public enum HostStep: Hashable, Sendable, Codable, CustomStringConvertible {
         switch self {
         case .linkUp(let interface): return "set link \(interface) up"
         case .mtu(let interface, _, let new): return "set mtu \(new) on \(interface)"
+        case .txQueueLength(let interface, _, let new): return "set txqueuelen \(new) on \(interface)"
         case .address(let address): return "add address \(address)"
         case .route(let route): return "add route \(route)"
         case .rule(let rule): return "add \(rule)"

@@ -9,11 +9,14 @@ public struct LinkInfo: Equatable, Sendable {
     public let name: String
     /// The MTU in bytes (`IFLA_MTU`).
     public let mtu: Int
+    /// The transmit queue length in packets (`IFLA_TXQLEN`): for a TUN, how many packets the kernel
+    /// holds for the reader before it drops.
+    public let txQueueLength: Int
     /// Whether the administrative `IFF_UP` flag is set (what `ip link set up` sets).
     public let isUp: Bool
 }
 
-/// Interface operations: index lookup, state, up/down, MTU, deletion.
+/// Interface operations: index lookup, state, up/down, MTU, queue length, deletion.
 extension NetlinkSocket {
     /// The index of the interface `name` (`if_nametoindex`).
     public func interfaceIndex(named name: String) throws(HostError) -> Int32 {
@@ -54,10 +57,19 @@ extension NetlinkSocket {
 
     /// Sets the MTU of `name` (`ip link set NAME mtu N`).
     public func setMTU(_ mtu: Int, of name: String) throws(HostError) {
+        try setLinkAttribute(IFLA_MTU, to: mtu, of: name, operation: "set mtu \(mtu) on \(name)")
+    }
+
+    /// Sets the transmit queue length of `name` (`ip link set NAME txqueuelen N`).
+    public func setTxQueueLength(_ length: Int, of name: String) throws(HostError) {
+        try setLinkAttribute(IFLA_TXQLEN, to: length, of: name, operation: "set txqueuelen \(length) on \(name)")
+    }
+
+    private func setLinkAttribute(_ type: some BinaryInteger, to value: Int, of name: String, operation: String) throws(HostError) {
         let index = try interfaceIndex(named: name)
         var request = NetlinkMessage(type: RTM_NEWLINK, flags: 0, header: ifinfomsg(ifi_family: UInt8(AF_UNSPEC), __ifi_pad: 0, ifi_type: 0, ifi_index: index, ifi_flags: 0, ifi_change: 0))
-        request.append(IFLA_MTU, uint32: UInt32(clamping: mtu))
-        try execute(request, operation: "set mtu \(mtu) on \(name)")
+        request.append(type, uint32: UInt32(clamping: value))
+        try execute(request, operation: operation)
     }
 
     /// Deletes the interface `name` (`ip link delete NAME`), for devices left behind by a crash,
@@ -79,6 +91,7 @@ extension NetlinkSocket {
         return LinkInfo(
             index: header.ifi_index, name: attributes.string(IFLA_IFNAME) ?? "",
             mtu: Int(attributes.uint32(IFLA_MTU) ?? 0),
+            txQueueLength: Int(attributes.uint32(IFLA_TXQLEN) ?? 0),
             isUp: header.ifi_flags & UInt32(IFF_UP) != 0)
     }
 }

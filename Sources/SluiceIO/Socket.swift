@@ -44,6 +44,13 @@ public struct Socket: Sendable {
         try syscallRetrying("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
+    /// Copies what has arrived, up to the buffer's size, without taking it from the socket
+    /// (`MSG_PEEK`): the relay looks at a PROXY protocol header this way and then reads exactly its
+    /// length, so nothing after it is read early.
+    public func peek(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+        try syscallRetrying("recv") { Glibc.recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_PEEK)) }
+    }
+
     public func write(_ bytes: UnsafeRawBufferPointer) throws(SystemError) -> IOResult<Int> {
         try syscallRetrying("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
     }

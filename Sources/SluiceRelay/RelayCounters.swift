@@ -16,6 +16,10 @@ struct RelayCounters {
     var carriersEstablished = 0
     /// Connections closed without a handshake (unknown key, wrong PSK, replay, garbage, timeout).
     var handshakesFailed = 0
+    /// Connections closed without a valid PROXY protocol header (`--proxy-protocol`).
+    var proxyHeadersInvalid = 0
+    /// Connections closed having sent nothing at all: port checks (a balancer's health checks).
+    var emptyConnections = 0
     /// Half-open connections closed to stay under --max-pending-handshakes.
     var handshakesDropped = 0
     /// Streams refused, by reason (limit, refused, unreachable, timed out…).

@@ -29,6 +29,8 @@ public struct RelayReloadReport: Sendable, Equatable, CustomStringConvertible {
     public var pskChanged = false
     public var privateKeyChanged = false
     public var policyChanged = false
+    /// `--proxy-protocol` was turned on or off (for new connections).
+    public var proxyProtocolChanged = false
     /// Settings that take a restart, each as a sentence.
     public var needingRestart: [String] = []
 
@@ -37,6 +39,7 @@ public struct RelayReloadReport: Sendable, Equatable, CustomStringConvertible {
                      + "\(carriersClosed) carrier(s) of removed clients closed)"]
         if pskChanged { parts.append("pre-shared key changed (for new handshakes)") }
         if privateKeyChanged { parts.append("private key changed (for new handshakes)") }
+        if proxyProtocolChanged { parts.append("PROXY protocol headers expected: changed (for new connections)") }
         if policyChanged { parts.append("destination policy changed (\(streamsReset) stream(s) to now refused destinations reset)") }
         return (parts + needingRestart).joined(separator: "; ")
     }
@@ -63,6 +66,7 @@ extension RelayServer {
         report.pskChanged = new.psk != old.psk
         report.privateKeyChanged = new.privateKey != old.privateKey
         report.policyChanged = new.destinationPolicy != old.destinationPolicy
+        report.proxyProtocolChanged = new.proxyProtocol != old.proxyProtocol
         Log.level = new.logLevel
         if new.maxStreamRate != old.maxStreamRate { openRates.removeAll() }  // new buckets at the new rate
         replaceSettings(new)

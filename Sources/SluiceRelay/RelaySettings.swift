@@ -28,6 +28,8 @@ public struct RelaySettings: Sendable {
     public var maxStreamRate = RelayConfig.defaultMaxStreamRate
     /// Connections still in their handshake kept at once; past it the oldest is closed.
     public var maxPendingHandshakes = RelayConfig.defaultMaxPendingHandshakes
+    /// Connections start with a PROXY protocol header naming the client (`--proxy-protocol`).
+    public var proxyProtocol = false
     public var logLevel = LogLevel.info
     /// Its `features` are what message 2 advertises (docs/protocol.md §1.1).
     public var mux = MuxSettings()
@@ -56,6 +58,7 @@ public struct RelaySettings: Sendable {
         destinationPolicy = DestinationPolicy(allow: config.allowDestinations, deny: config.denyDestinations)
         maxPendingHandshakes = config.maxPendingHandshakes
         maxStreamRate = config.maxStreamRate
+        proxyProtocol = config.proxyProtocol
         logLevel = LogLevel(name: config.logLevel) ?? .info
     }
 

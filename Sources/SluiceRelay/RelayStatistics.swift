@@ -64,12 +64,13 @@ extension RelayServer {
         var drops: [String: Int] = [
             "handshake-failed": counters.handshakesFailed,
             "handshake-dropped-at-cap": counters.handshakesDropped,
+            "proxy-header-invalid": counters.proxyHeadersInvalid,
             "datagram-refused-by-policy": counters.datagramsRefused,
             "datagram-to-destination": counters.datagramsDroppedToDestinations,
             "datagram-to-client": counters.datagramsDroppedToClient,
         ]
         for (reason, count) in counters.streamsRefused { drops["stream-refused-\(reason.name)"] = count }
-        var events = ["carriers-established": counters.carriersEstablished]
+        var events = ["carriers-established": counters.carriersEstablished, "connections-without-data": counters.emptyConnections]
         if let path = udpPath?.counters {
             drops.merge([
                 "udp-path-malformed": path.malformed,

@@ -3,22 +3,38 @@ import SluiceCrypto
 import SluiceMux
 import SluiceWire
 
-/// What the tunnel engine needs to know: where flows go (a Sluice relay and the keys, or a SOCKS5
+/// What the tunnel engine needs to know: where flows go (Sluice relays and the keys, or a SOCKS5
 /// server), and how they are carried. Host matters (a TUN's name, routes, firewall, resolver files)
 /// are not here; they belong to whoever hosts the engine (`sluice up`: SluiceHost's
 /// `HostConfiguration`).
 public struct TunnelConfiguration: Sendable {
     /// Where the engine's flows leave.
     public enum Upstream: Sendable, Equatable {
-        /// Streams of encrypted carriers to a Sluice relay (`RelayUpstream`).
-        case relay(SocketEndpoint, publicKey: PublicKey, privateKey: PrivateKey, psk: PresharedKey?)
+        /// Streams of encrypted carriers to one or several Sluice relays, in order of preference
+        /// (`RelayUpstream`); `relayPolicy` says how several are used. This client's key and the
+        /// pre-shared key are the same for all.
+        case relays([Relay], privateKey: PrivateKey, psk: PresharedKey?)
         /// One SOCKS5 CONNECT per TCP flow and one UDP ASSOCIATE per UDP mapping (`SocksUpstream`).
         case socks5(SocksServer)
     }
 
+    /// A relay: where it listens and its public key.
+    public struct Relay: Sendable, Equatable {
+        public var endpoint: SocketEndpoint
+        public var publicKey: PublicKey
+
+        public init(endpoint: SocketEndpoint, publicKey: PublicKey) {
+            self.endpoint = endpoint
+            self.publicKey = publicKey
+        }
+    }
+
     public var upstream: Upstream
-    /// Carriers (TCP connections) kept to the relay; new flows go to the least loaded. (A SOCKS5
-    /// upstream opens one connection per flow instead.)
+    /// With several relays: every carrier to the first healthy one (`failover`), or carriers to
+    /// every healthy one and each new flow to the least loaded (`spread`).
+    public var relayPolicy = RelayPolicy.failover
+    /// Carriers (TCP connections) kept to each relay in use; new flows go to the least loaded. (A
+    /// SOCKS5 upstream opens one connection per flow instead.)
     public var carriers: Int = 2
     /// The MTU of the packet flow: datagrams toward the applications that are longer are
     /// fragmented, and TCP segments never exceed it (unless the flow cuts super-packets).
@@ -50,7 +66,14 @@ public struct TunnelConfiguration: Sendable {
 
     /// Flows go to a Sluice relay.
     public init(relay: SocketEndpoint, relayPublicKey: PublicKey, privateKey: PrivateKey, psk: PresharedKey? = nil) {
-        upstream = .relay(relay, publicKey: relayPublicKey, privateKey: privateKey, psk: psk)
+        self.init(relays: [Relay(endpoint: relay, publicKey: relayPublicKey)], privateKey: privateKey, psk: psk)
+    }
+
+    /// Flows go to Sluice relays, used by `policy`. `relays` is not empty and names each relay once.
+    public init(relays: [Relay], policy: RelayPolicy = .failover, privateKey: PrivateKey, psk: PresharedKey? = nil) {
+        precondition(!relays.isEmpty, "no relay")
+        upstream = .relays(relays, privateKey: privateKey, psk: psk)
+        relayPolicy = policy
     }
 
     /// Flows go to a SOCKS5 server.
@@ -58,12 +81,12 @@ public struct TunnelConfiguration: Sendable {
         upstream = .socks5(server)
     }
 
-    /// The endpoint the upstream's own connections go to: the relay, or the SOCKS5 server. A host
-    /// keeps it reachable outside the tunnel (`sluice up`: the route check and the kill switch).
-    public var upstreamEndpoint: SocketEndpoint {
+    /// The endpoints the upstream's own connections go to: the relays, or the SOCKS5 server. A host
+    /// keeps them reachable outside the tunnel (`sluice up`: the route check and the kill switch).
+    public var upstreamEndpoints: [SocketEndpoint] {
         switch upstream {
-        case .relay(let endpoint, _, _, _): return endpoint
-        case .socks5(let server): return server.endpoint
+        case .relays(let relays, _, _): return relays.map(\.endpoint)
+        case .socks5(let server): return [server.endpoint]
         }
     }
 }

@@ -15,18 +15,27 @@ extension TunnelEngine {
         return directDNS.send(payload, from: application, to: destination)
     }
 
-    /// The host's path to the relay changed (`reason` says how, such as "network changed"): closes
-    /// every carrier whose local address is not `source` — the address the host now uses toward the
-    /// relay; nil closes them all — so the flows they carried are reset at once instead of hanging
-    /// until the carrier times out, and dials again now, without backoff. Carriers from `source`
-    /// stay. Emits `.reconnecting(reason:)` when no carrier is left up. Returns how many it closed.
-    /// On the loop thread.
+    /// The host's path to the relays changed (`reason` says how, such as "network changed"): closes
+    /// every carrier whose local address is not the one `sources` names for its relay's address — the
+    /// address the host now uses toward that relay — so the flows they carried are reset at once
+    /// instead of hanging until the carrier times out, and dials again now, without backoff.
+    /// Carriers to a relay `sources` leaves out (no route to it now) stay and wait. Emits
+    /// `.reconnecting(reason:)` when no carrier is left up. Returns how many it closed. On the loop
+    /// thread.
     @discardableResult
-    public func reconnect(reason: String, keepingCarriersFrom source: IPAddress?) -> Int {
-        let (closed, up) = upstream.pathChanged(reason: reason, keepingConnectionsFrom: source)
+    public func reconnect(reason: String, keepingCarriersFrom sources: [IPAddress: IPAddress]) -> Int {
+        let (closed, up) = upstream.pathChanged(reason: reason, sources: sources)
         if closed > 0 && up == 0 && state == .connected {
             change(to: .reconnecting, .reconnecting(reason: reason))
         }
         return closed
+    }
+
+    /// `reconnect(reason:keepingCarriersFrom:)` with one source address for every relay (nil:
+    /// close every carrier).
+    @discardableResult
+    public func reconnect(reason: String, keepingCarriersFrom source: IPAddress?) -> Int {
+        let keep = source ?? .v4(0)  // 0.0.0.0 is no carrier's local address
+        return reconnect(reason: reason, keepingCarriersFrom: Dictionary(configuration.upstreamEndpoints.map { ($0.address, keep) }) { a, _ in a })
     }
 }

@@ -50,7 +50,7 @@ extension TunnelEngine {
             "super-packets": output.coalescer?.superPackets ?? 0,
         ]
         return TunnelStatistics(
-            state: state, relay: upstream.name, relayPublicKey: relayPublicKey,
+            state: state, relay: upstream.name, relayPublicKey: relayPublicKey, relays: upstream.relayStatistics(),
             carriers: upstream.statistics(), udpPath: upstream.udpPath,
             flows: .init(tcp: stack.flowCount, tcpOpening: stack.heldSYNCount, udpMappings: udp.mappingCount),
             traffic: .init(
@@ -63,9 +63,9 @@ extension TunnelEngine {
             drops: drops.filter { $0.value != 0 }, events: events.filter { $0.value != 0 })
     }
 
-    /// The relay's key as configured, base64; empty with a SOCKS5 upstream.
+    /// The (first) relay's key as configured, base64; empty with a SOCKS5 upstream.
     private var relayPublicKey: String {
-        if case .relay(_, let key, _, _) = configuration.upstream { return key.base64 }
+        if case .relays(let relays, _, _) = configuration.upstream { return relays[0].publicKey.base64 }
         return ""
     }
 

@@ -90,10 +90,12 @@ public final class TunnelEngine: TCPStackDelegate, UpstreamDelegate {
                             transport: any CarrierTransport = DirectCarrierTransport(), loop: EventLoop) throws(TunnelError) {
         let upstream: Upstream
         switch configuration.upstream {
-        case .relay(let relay, let publicKey, let privateKey, let psk):
-            let target = CarrierTarget(relay: relay, relayPublicKey: publicKey, privateKey: privateKey, psk: psk, transport: transport)
-            upstream = RelayUpstream(target: target, carriers: configuration.carriers, mux: configuration.mux,
-                                     keepalive: configuration.keepalive, loop: loop)
+        case .relays(let relays, let privateKey, let psk):
+            let targets = relays.map {
+                CarrierTarget(relay: $0.endpoint, relayPublicKey: $0.publicKey, privateKey: privateKey, psk: psk, transport: transport)
+            }
+            upstream = RelayUpstream(targets: targets, policy: configuration.relayPolicy, carriers: configuration.carriers,
+                                     mux: configuration.mux, keepalive: configuration.keepalive, loop: loop)
         case .socks5(let server):
             upstream = SocksUpstream(server: server, transport: transport, window: configuration.mux.streamWindow, loop: loop)
         }
@@ -230,17 +232,22 @@ public final class TunnelEngine: TCPStackDelegate, UpstreamDelegate {
 
     // MARK: UpstreamDelegate
 
-    public func upstream(_ upstream: Upstream, pathUp label: String, upCount: Int) {
+    public func upstream(_ upstream: Upstream, pathUp path: UpstreamPath, upCount: Int) {
+        delegate?.tunnel(self, didEmit: .carrierUp(relay: path.relay, index: path.index))
         if state != .connected { change(to: .connected, .connected) }
     }
 
-    public func upstream(_ upstream: Upstream, pathLost label: String, reason: String, upCount: Int) {
-        let reason = "\(label) lost: \(reason)"
-        delegate?.tunnel(self, didEmit: .error(TunnelError(.carrierLost, reason, isFatal: false)))
+    public func upstream(_ upstream: Upstream, pathLost path: UpstreamPath, reason: String, upCount: Int) {
+        let reason = "\(path) lost: \(reason)"
+        delegate?.tunnel(self, didEmit: .error(TunnelError(.carrierLost, reason, isFatal: false, relay: path.relay)))
         if upCount == 0 && state == .connected { change(to: .reconnecting, .reconnecting(reason: reason)) }
     }
 
-    public func upstream(_ upstream: Upstream, dialFailed label: String, reason: String) {
-        delegate?.tunnel(self, didEmit: .error(TunnelError(.dial, "\(label): \(reason)", isFatal: false)))
+    public func upstream(_ upstream: Upstream, dialFailed path: UpstreamPath, reason: String) {
+        delegate?.tunnel(self, didEmit: .error(TunnelError(.dial, "\(path): \(reason)", isFatal: false, relay: path.relay)))
+    }
+
+    public func upstream(_ upstream: Upstream, relay: String, downBecause reason: String?) {
+        delegate?.tunnel(self, didEmit: reason.map { .relayDown(relay: relay, reason: $0) } ?? .relayUp(relay: relay))
     }
 }

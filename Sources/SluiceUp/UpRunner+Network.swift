@@ -1,6 +1,7 @@
 import SluiceHost
 import SluiceLog
 import SluiceTunnel
+import SluiceWire
 
 /// `sluice up`'s ways onto the host's network besides the TUN: split DNS's direct path for queries
 /// left to the host's resolver (`MarkedDNSPath`, given to the engine), and the watch that has the
@@ -22,7 +23,8 @@ extension UpRunner {
             }
         }
         do {
-            network = try NetworkWatch(loop: loop, relay: tunnel.upstreamEndpoint.address, fwmark: host.fwmark, table: host.table, tunName: host.tun)
+            network = try NetworkWatch(loop: loop, relays: tunnel.upstreamEndpoints.map(\.address), fwmark: host.fwmark, table: host.table,
+                                       tunName: host.tun)
         } catch {
             Log.warning("network changes go unnoticed until the carriers time out: \(error)", "client")
         }
@@ -30,7 +32,7 @@ extension UpRunner {
 
     func startNetworkWatch() {
         guard let network else { return }
-        network.onChange = { [unowned self] new, _ in self.pathToRelayChanged(to: new) }
+        network.onChange = { [unowned self] sources in self.pathsToRelaysChanged(sources: sources) }
         do {
             try network.start()
         } catch {
@@ -44,15 +46,15 @@ extension UpRunner {
         network = nil
     }
 
-    /// The path to the relay changed (`NetworkWatch`): carriers whose source address is no longer the
-    /// one the kernel picks for the relay cannot survive — replies to it do not come back this way —
-    /// and the engine redials them at once (`TunnelEngine.reconnect`). Without a route to the relay,
-    /// nothing is closed: the carriers wait for one, and live on if it comes back unchanged. Returns
-    /// the words for the log line.
-    func pathToRelayChanged(to new: RouteLookup?) -> String {
+    /// Paths to relays changed (`NetworkWatch`): carriers whose source address is no longer the one
+    /// the kernel picks for their relay (`sources`) cannot survive — replies to it do not come back
+    /// this way — and the engine redials them at once (`TunnelEngine.reconnect`). Without a route to
+    /// a relay, its carriers are not closed: they wait for one, and live on if it comes back
+    /// unchanged. Returns the words for the log line.
+    func pathsToRelaysChanged(sources: [IPAddress: IPAddress]) -> String {
         directDNS?.routesChanged()
-        guard let new else { return "carriers wait for a route" }
-        let closed = engine.reconnect(reason: Self.networkChanged, keepingCarriersFrom: new.source)
+        guard !sources.isEmpty else { return "carriers wait for a route" }
+        let closed = engine.reconnect(reason: Self.networkChanged, keepingCarriersFrom: sources)
         return closed == 0 ? "carriers kept" : "reconnecting: \(Self.networkChanged) (\(closed) carrier\(closed == 1 ? "" : "s") closed, their flows reset)"
     }
 }

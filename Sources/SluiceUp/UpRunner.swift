@@ -45,7 +45,7 @@ public final class UpRunner: TunnelEventDelegate {
             throw error
         }
         do {
-            try setup.install(host, relay: tunnel.upstreamEndpoint, resolvers: tunnel.dnsResolvers.map(\.address), mtu: tunnel.mtu, interface: flow.tun.name)
+            try setup.install(host, relays: tunnel.upstreamEndpoints, resolvers: tunnel.dnsResolvers.map(\.address), mtu: tunnel.mtu, interface: flow.tun.name)
             engine = try TunnelEngine(configuration: tunnel, packetFlow: flow, transport: MarkedCarrierTransport(fwmark: host.fwmark), loop: loop)
         } catch {
             setup.teardown()

@@ -73,9 +73,10 @@ enum Commands {
         if let upstream = config.upstream {
             let credentials = upstream.username.flatMap { SocksCredentials(username: $0, password: upstream.password ?? []) }
             tunnel = TunnelConfiguration(socks: SocksServer(endpoint: upstream.endpoint, credentials: credentials))
-        } else if let relay = config.relay, let relayKey = config.relayPublicKey, let privateKey = config.privateKey {
+        } else if let privateKey = config.privateKey {
             tunnel = try TunnelConfiguration(
-                relay: relay, relayPublicKey: PublicKey(bytes: relayKey), privateKey: PrivateKey(bytes: privateKey),
+                relays: config.relays.map { try TunnelConfiguration.Relay(endpoint: $0.endpoint, publicKey: PublicKey(bytes: $0.publicKey)) },
+                policy: RelayPolicy(rawValue: config.relayPolicy) ?? .failover, privateKey: PrivateKey(bytes: privateKey),
                 psk: config.psk.map { try PresharedKey(bytes: $0) })
         } else {
             preconditionFailure("ClientConfig has a relay or an upstream")
@@ -162,7 +163,7 @@ enum Commands {
         }
     }
 
-    private static func milliseconds(_ d: Duration) -> UInt64 {
+    static func milliseconds(_ d: Duration) -> UInt64 {
         UInt64(d.components.seconds) * 1000 + UInt64(d.components.attoseconds / 1_000_000_000_000_000)
     }
 

@@ -13,7 +13,18 @@ enum StatusView {
     static func tunnel(_ status: TunnelStatus, now: Double) -> String {
         let s = status.statistics
         var lines = ["tunnel \(status.tun) (sluice up, pid \(status.pid)): \(s.state.rawValue)"]
-        lines.append(s.relayPublicKey.isEmpty ? "  upstream: \(s.relay)" : "  relay: \(s.relay), key \(s.relayPublicKey)")
+        if s.relays.count > 1 {
+            // Several relays: one line each with its health, and each carrier names its relay.
+            lines.append("  relays: \(s.relay)")
+            for r in s.relays {
+                lines.append("    \(r.endpoint), key \(r.publicKey): \(r.health.rawValue)" + (r.takesNewFlows ? ", takes new flows" : "")
+                    + (r.carriers > 0 ? ", \(r.carriers) carrier\(r.carriers == 1 ? "" : "s"), \(r.streams) stream\(r.streams == 1 ? "" : "s")" : ""))
+                // Each carrier's UDP path goes to its own relay: one line per relay.
+                if let path = r.udpPath { lines.append(udpPath(path, indent: "      ")) }
+            }
+        } else {
+            lines.append(s.relayPublicKey.isEmpty ? "  upstream: \(s.relay)" : "  relay: \(s.relay), key \(s.relayPublicKey)")
+        }
         lines.append("  addresses: \(status.addresses.joined(separator: ", "))")
         lines.append("  flows: \(s.flows.tcp) TCP" + (s.flows.tcpOpening > 0 ? " (+\(s.flows.tcpOpening) opening)" : "")
             + ", \(s.flows.udpMappings) UDP mapping\(s.flows.udpMappings == 1 ? "" : "s")")
@@ -22,26 +33,27 @@ enum StatusView {
             + "; now \(rate(s.rates.bytesPerSecondUp)) up, \(rate(s.rates.bytesPerSecondDown)) down")
         for c in s.carriers {
             // A SOCKS5 upstream has one entry, the server; its streams are connections of their own.
-            var line = s.relayPublicKey.isEmpty ? "  SOCKS5 server: \(c.state.rawValue)" : "  carrier #\(c.index): \(c.state.rawValue)"
+            let name = s.relays.count > 1 ? "carrier #\(c.index) to \(c.relay)" : "carrier #\(c.index)"
+            var line = s.relayPublicKey.isEmpty ? "  SOCKS5 server: \(c.state.rawValue)" : "  \(name): \(c.state.rawValue)"
             if let since = c.upSince { line += " for \(duration(now - since))" }
             if let handshake = c.lastHandshake { line += ", handshake \(duration(now - handshake)) ago" }
             if let rtt = c.rttMicroseconds { line += ", rtt \(milliseconds(rtt))" }
-            if c.state == .up {
+            if c.state == .up || c.state == .draining {
                 line += ", \(c.streams) stream\(c.streams == 1 ? "" : "s"), sent \(bytes(c.bytesSent)), received \(bytes(c.bytesReceived))"
             }
             if c.reconnects > 0 { line += ", \(c.reconnects) reconnect\(c.reconnects == 1 ? "" : "s")" }
-            if c.state != .up, let error = c.lastError { line += " — last: \(error)" }
+            if c.state != .up && c.state != .draining, let error = c.lastError { line += " — last: \(error)" }
             lines.append(line)
         }
-        if let path = s.udpPath { lines.append(udpPath(path)) }
+        if s.relays.count <= 1, let path = s.udpPath { lines.append(udpPath(path)) }
         lines.append("  drops: " + counts(s.drops))
         return lines.joined(separator: "\n")
     }
 
     /// "  UDP path: up (2 of 2 carriers), rtt 0.21 ms, 1,200 datagrams sent, 1,180 received, 3 on the
     /// carrier (too big), 1 fallback"; or why there is none.
-    static func udpPath(_ p: UDPPathStatistics) -> String {
-        var line = "  UDP path: \(p.state.rawValue)"
+    static func udpPath(_ p: UDPPathStatistics, indent: String = "  ") -> String {
+        var line = "\(indent)UDP path: \(p.state.rawValue)"
         if !p.paths.isEmpty {
             let up = p.paths.filter { $0.state == .up }.count
             line += " (\(up) of \(p.paths.count) carrier\(p.paths.count == 1 ? "" : "s") up)"

@@ -75,11 +75,19 @@ class Transfer:
 
 
 class Download(Transfer):
-    """`size` bytes of content.py's stream from servers.py's firehose mode ("F")."""
+    """`size` bytes of content.py's stream from servers.py's firehose mode ("F"); with `pause`, a
+    sleep of that many seconds after each read of up to 256 KiB, so that a long transfer is still
+    running when a test breaks its path."""
+
+    def __init__(self, topo, size: int, timeout: float = 30, pause: float = 0) -> None:
+        super().__init__(topo, size, timeout)
+        self.pause = pause
 
     def body(self, s: socket.socket) -> str:
         s.sendall(b"F" + struct.pack("!Q", self.size))
         while self.received < self.size:
+            if self.pause:
+                time.sleep(self.pause)
             b = s.recv(1 << 18)
             if not b:
                 return "eof"

@@ -10,26 +10,7 @@ import content
 import harness as h
 import netns
 from conftest import record_throughput
-
-
-def echo_roundtrip(topo, timeout: float = 1.0) -> bool:
-    """One interactive-echo exchange through the tunnel; False on any failure or timeout."""
-    s = topo.socket(topo.client)
-    s.settimeout(timeout)
-    try:
-        s.connect((netns.SERVER_V4, h.TCP_PORT))
-        s.sendall(b"Iping")
-        got = b""
-        while len(got) < 4:
-            b = s.recv(16)
-            if not b:
-                return False
-            got += b
-        return got == b"ping"
-    except OSError:
-        return False
-    finally:
-        s.close()
+from relays import echo_roundtrip
 
 
 @pytest.mark.sluice

@@ -119,9 +119,9 @@ final class ArgumentParserTests: XCTestCase {
             "keygen": ["help"],
             "pubkey": ["help"],
             "relay": ["listen", "private-key", "allow-client", "psk", "max-streams", "max-stream-rate", "handshake-timeout", "udp-timeout",
-                      "max-udp-mappings", "allow-destination", "deny-destination", "max-pending-handshakes", "no-bench", "control",
+                      "max-udp-mappings", "allow-destination", "deny-destination", "max-pending-handshakes", "proxy-protocol", "no-bench", "control",
                       "log-level", "config", "help"],
-            "up": ["relay", "relay-public-key", "private-key", "psk", "upstream", "tun", "address", "route", "mtu", "carriers", "fwmark",
+            "up": ["relay", "relay-public-key", "private-key", "psk", "relays", "relay-policy", "upstream", "tun", "address", "route", "mtu", "carriers", "fwmark",
                    "table", "dns", "dns-domain", "resolver", "route-all", "exclude", "route-local", "kill-switch", "no-ipv6", "app-cgroup",
                    "udp-timeout", "max-udp-mappings", "udp-path", "ping-interval", "ping-misses", "log-level", "config", "help"],
             "down": ["tun", "log-level", "help"],
@@ -130,12 +130,13 @@ final class ArgumentParserTests: XCTestCase {
             "cgroup": ["tun", "log-level", "help"],
             "bench": ["relay", "relay-public-key", "private-key", "psk", "seconds", "direction", "streams", "carriers", "json",
                       "log-level", "config", "help"],
-            "socks": ["listen", "relay", "relay-public-key", "private-key", "psk", "carriers", "auth-file", "log-level", "config", "help"],
+            "socks": ["listen", "relay", "relay-public-key", "private-key", "psk", "relays", "relay-policy", "carriers", "ping-interval",
+                      "ping-misses", "auth-file", "log-level", "config", "help"],
         ]
         XCTAssertEqual(Dictionary(uniqueKeysWithValues: CommandSpec.all.map { ($0.name, $0.flags.map(\.name)) }), expected)
         let repeatable = CommandSpec.all.flatMap { $0.flags.filter(\.repeatable).map { "\($0.name)" } }
         XCTAssertEqual(Set(repeatable), ["allow-client", "address", "route", "dns", "dns-domain", "exclude", "app-cgroup",
-                                         "allow-destination", "deny-destination"])
+                                         "allow-destination", "deny-destination", "relays"])
         XCTAssertEqual(CommandSpec.up.flag(named: "route-all")?.jsonKey, "routeAll")
         XCTAssertEqual(CommandSpec.up.flag(named: "no-ipv6")?.jsonKey, "noIpv6")
         XCTAssertEqual(CommandSpec.up.flag(named: "relay-public-key")?.jsonKey, "relayPublicKey")

@@ -20,8 +20,8 @@ final class ClientCommandTests: KeyFilesTestCase {
             "--tun", "sluice0", "--address", "198.18.0.1/30", "--address", "fd53::1/126",
             "--route", "10.20.0.0/24", "--route", "fd20::/64", "--mtu", "1500",
         ])
-        XCTAssertEqual(config.relay, SocketEndpoint("10.10.0.2:7000"))
-        XCTAssertEqual(config.relayPublicKey, TestKeys.relayPublic)
+        XCTAssertEqual(config.relays, [RelayEntry(endpoint: SocketEndpoint("10.10.0.2:7000")!, publicKey: TestKeys.relayPublic)])
+        XCTAssertEqual(config.relayPolicy, "failover")
         XCTAssertEqual(config.privateKey, TestKeys.client)
         XCTAssertEqual(config.psk, TestKeys.psk)
         XCTAssertEqual(config.tun, "sluice0")
@@ -77,7 +77,7 @@ final class ClientCommandTests: KeyFilesTestCase {
 
     func testIPv6RelayEndpoint() throws {
         let config = try parseUp(["--relay", "[fd00::2]:7000"] + minimal().dropFirst(2))
-        XCTAssertEqual(config.relay, SocketEndpoint(address: IPAddress("fd00::2")!, port: 7000))
+        XCTAssertEqual(config.relays.map(\.endpoint), [SocketEndpoint(address: IPAddress("fd00::2")!, port: 7000)])
     }
 
     func testRequiredSettings() {

@@ -9,7 +9,7 @@ final class ClientUpstreamTests: KeyFilesTestCase {
     func testSocksURLWithAndWithoutCredentials() throws {
         let plain = try parseUp(["--upstream", "socks5://10.10.0.2:1080"] + tunnel)
         XCTAssertEqual(plain.upstream, SocksUpstreamURL(endpoint: SocketEndpoint("10.10.0.2:1080")!))
-        XCTAssertNil(plain.relay)
+        XCTAssertEqual(plain.relays, [])
         XCTAssertNil(plain.privateKey)
 
         let user = try parseUp(["--upstream", "SOCKS5://al%40ce:p%3Ass:w@[fd10::2]:1080/"] + tunnel)

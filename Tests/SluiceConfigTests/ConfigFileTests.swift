@@ -42,7 +42,7 @@ final class ConfigFileTests: XCTestCase {
 
     func testRelayFromJSONResolvesKeysAgainstItsDirectory() throws {
         try writeKeys()
-        let path = try dir.write("etc/relay.json", relayJSON(#", "psk": "keys/psk.key", "maxStreams": 64, "handshakeTimeout": 2.5, "logLevel": "debug""#))
+        let path = try dir.write("etc/relay.json", relayJSON(#", "psk": "keys/psk.key", "maxStreams": 64, "handshakeTimeout": 2.5, "logLevel": "debug", "proxyProtocol": true"#))
         let config = try parseRelay(["--config", path])
         XCTAssertEqual(config.listen, SocketEndpoint(address: IPAddress("::")!, port: 7000))
         XCTAssertEqual(config.privateKey, TestKeys.relay)
@@ -51,14 +51,14 @@ final class ConfigFileTests: XCTestCase {
         XCTAssertEqual(config.maxStreams, 64)
         XCTAssertEqual(config.handshakeTimeout, .milliseconds(2500))
         XCTAssertEqual(config.logLevel, "debug")
+        XCTAssertTrue(config.proxyProtocol)
     }
 
     func testClientFromJSON() throws {
         try writeKeys()
         let path = try dir.write("etc/client.json", clientJSON(#", "psk": "keys/psk.key", "mtu": 1400, "carriers": 4, "fwmark": "0x100", "table": 300, "udpPath": "off""#))
         let config = try parseUp(["--config", path])
-        XCTAssertEqual(config.relay, SocketEndpoint("10.10.0.2:7000"))
-        XCTAssertEqual(config.relayPublicKey, TestKeys.relayPublic)
+        XCTAssertEqual(config.relays, [RelayEntry(endpoint: SocketEndpoint("10.10.0.2:7000")!, publicKey: TestKeys.relayPublic)])
         XCTAssertEqual(config.privateKey, TestKeys.client)
         XCTAssertEqual(config.psk, TestKeys.psk)
         XCTAssertEqual(config.addresses, [IPPrefix("198.18.0.1/30")!, IPPrefix("fd53::1/126")!])

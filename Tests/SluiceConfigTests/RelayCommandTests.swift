@@ -32,6 +32,11 @@ final class RelayCommandTests: KeyFilesTestCase {
         XCTAssertEqual(config.logLevel, "debug")
     }
 
+    func testProxyProtocolIsOffUnlessAsked() throws {
+        XCTAssertFalse(try parseRelay(minimal).proxyProtocol)
+        XCTAssertTrue(try parseRelay(minimal + ["--proxy-protocol"]).proxyProtocol)
+    }
+
     func testWarnMeansWarning() throws {
         XCTAssertEqual(try parseRelay(minimal + ["--log-level", "warn"]).logLevel, "warning")
     }

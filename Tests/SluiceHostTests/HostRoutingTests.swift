@@ -10,7 +10,7 @@ final class HostRoutingTests: NamespacedTestCase {
 
     private func plan(_ interface: String, routes: [String]) -> [HostChange] {
         HostRouting.tunnelPlan(
-            interface: interface, mtu: 1400, addresses: [IPPrefix("10.20.0.1/24")!, IPPrefix("fd20::1/64")!],
+            interface: interface, mtu: 1400, txQueueLength: 10_000, addresses: [IPPrefix("10.20.0.1/24")!, IPPrefix("fd20::1/64")!],
             routes: routes.map { IPPrefix($0)! })
     }
 
@@ -42,6 +42,7 @@ final class HostRoutingTests: NamespacedTestCase {
 
         let link = try IPTool.json("link", "show", "dev", tun.name).first
         XCTAssertEqual(link?["mtu"] as? Int, 1400)
+        XCTAssertEqual(link?["txqlen"] as? Int, 10_000)
         XCTAssertTrue((link?["flags"] as? [String])?.contains("UP") ?? false)
         XCTAssertEqual(Set(try IPTool.addresses(tun.name).map(\.text)), ["10.20.0.1/24", "fd20::1/64"])
         XCTAssertEqual(Set(try IPTool.routes("-4", table: table)), ["10.77.0.0/24 dev lo", "10.20.0.0/24 dev slhr0", "10.30.0.0/16 dev slhr0"])
@@ -53,6 +54,7 @@ final class HostRoutingTests: NamespacedTestCase {
         XCTAssertEqual(routing.installed, [])
         let after = try IPTool.json("link", "show", "dev", tun.name).first
         XCTAssertEqual(after?["mtu"] as? Int, 1500, "MTU restored")
+        XCTAssertEqual(after?["txqlen"] as? Int, 500, "queue length restored")
         XCTAssertFalse((after?["flags"] as? [String])?.contains("UP") ?? true, "link down again")
         XCTAssertEqual(try IPTool.addresses(tun.name).map(\.text), [])
         XCTAssertEqual(try IPTool.routes("-6", table: table), [])

@@ -25,7 +25,7 @@ final class RouteAllHostTests: NamespacedTestCase {
     }
 
     private func plan(_ tun: String) -> [HostChange] {
-        [.firewall(FirewallRuleset(tun: tun, relay: SocketEndpoint("10.30.0.2:7000")!, fwmark: 0x534c, killSwitch: true, blockIPv6: false))]
+        [.firewall(FirewallRuleset(tun: tun, relays: [SocketEndpoint("10.30.0.2:7000")!], fwmark: 0x534c, killSwitch: true, blockIPv6: false))]
             + HostRouting.tunnelPlan(
                 interface: tun, addresses: [IPPrefix("198.18.0.1/30")!, IPPrefix("fd53::1/126")!], routes: [],
                 excludes: [IPPrefix("192.0.2.0/24")!, IPPrefix("2001:db8::/32")!],

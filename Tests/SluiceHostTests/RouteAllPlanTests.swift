@@ -56,7 +56,7 @@ final class RouteAllPlanTests: XCTestCase {
     }
 
     func testKillSwitchRuleset() {
-        let ruleset = FirewallRuleset(tun: "sluice0", relay: SocketEndpoint("10.30.0.2:7000")!, fwmark: 0x534c, killSwitch: true, blockIPv6: false)
+        let ruleset = FirewallRuleset(tun: "sluice0", relays: [SocketEndpoint("10.30.0.2:7000")!], fwmark: 0x534c, killSwitch: true, blockIPv6: false)
         XCTAssertEqual(ruleset.text, """
             create table inet sluice
             table inet sluice {
@@ -82,8 +82,20 @@ final class RouteAllPlanTests: XCTestCase {
         XCTAssertEqual(ruleset.description, "nftables table inet sluice (kill switch)")
     }
 
+    func testKillSwitchLetsCarriersAndUDPPathsThroughToEveryRelay() {
+        let relays = [SocketEndpoint("10.30.0.2:7000")!, SocketEndpoint("[fd30::3]:7100")!]
+        let text = FirewallRuleset(tun: "s", relays: relays, fwmark: 0x534c, killSwitch: true, blockIPv6: false).text
+        let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let reject = lines.firstIndex(of: "counter reject with icmpx type admin-prohibited")!
+        for rule in ["meta mark 0x534c ip daddr 10.30.0.2 tcp dport 7000 accept", "meta mark 0x534c ip daddr 10.30.0.2 udp dport 7000 accept",
+                     "meta mark 0x534c ip6 daddr fd30::3 tcp dport 7100 accept", "meta mark 0x534c ip6 daddr fd30::3 udp dport 7100 accept"] {
+            XCTAssertLessThan(lines.firstIndex(of: rule) ?? .max, reject, "each relay's carriers and UDP path pass: \(rule)\n\(text)")
+        }
+        XCTAssertFalse(text.contains("l4proto udp"), "a relay's UDP path takes its one port, not any")
+    }
+
     func testIPv6BlockOnlyWithAnIPv6Relay() {
-        let text = FirewallRuleset(tun: "s", relay: SocketEndpoint("[fd30::2]:7000")!, fwmark: 1, killSwitch: false, blockIPv6: true).text
+        let text = FirewallRuleset(tun: "s", relays: [SocketEndpoint("[fd30::2]:7000")!], fwmark: 1, killSwitch: false, blockIPv6: true).text
         XCTAssertTrue(text.contains("policy accept;"), text)
         XCTAssertTrue(text.contains("meta mark 0x1 ip6 daddr fd30::2 tcp dport 7000 accept"), text)
         XCTAssertTrue(text.contains("meta nfproto ipv6 counter reject with icmpv6 type admin-prohibited"), text)
@@ -94,14 +106,14 @@ final class RouteAllPlanTests: XCTestCase {
     }
 
     func testSocksUpstreamLetsMarkedUDPToTheServerPass() {
-        let text = FirewallRuleset(tun: "s", relay: SocketEndpoint("[fd30::2]:1080")!, fwmark: 0x534c, killSwitch: true, blockIPv6: true,
+        let text = FirewallRuleset(tun: "s", relays: [SocketEndpoint("[fd30::2]:1080")!], fwmark: 0x534c, killSwitch: true, blockIPv6: true,
                                    relayUDP: true).text
         let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         let udp = lines.firstIndex(of: "meta mark 0x534c ip6 daddr fd30::2 meta l4proto udp accept")
         XCTAssertNotNil(udp, "a UDP association's port comes with each association: any port, that address, marked only")
         XCTAssertLessThan(udp ?? .max, lines.firstIndex { $0.hasPrefix("meta nfproto ipv6") }!, "before IPv6 is rejected")
-        XCTAssertFalse(FirewallRuleset(tun: "s", relay: SocketEndpoint("10.30.0.2:7000")!, fwmark: 1, killSwitch: true, blockIPv6: false).text
-            .contains("udp accept"), "a relay takes TCP only")
+        XCTAssertFalse(FirewallRuleset(tun: "s", relays: [SocketEndpoint("10.30.0.2:7000")!], fwmark: 1, killSwitch: true, blockIPv6: false).text
+            .contains("l4proto udp"), "a relay takes TCP and its UDP path's one port only")
     }
 
     func testResolverContent() {

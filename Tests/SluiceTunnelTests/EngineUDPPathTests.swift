@@ -18,8 +18,9 @@ final class EngineUDPPathTests: XCTestCase {
         super.tearDown()
     }
 
-    private func start(transport: FilteringTransport = FilteringTransport(), configure: (inout TunnelConfiguration) -> Void = { _ in }) throws {
-        harness = try EngineHarness(transport: transport, configure: configure)
+    private func start(transport: FilteringTransport = FilteringTransport(), upstream: EngineHarness.Upstream = .relay,
+                       configure: (inout TunnelConfiguration) -> Void = { _ in }) throws {
+        harness = try EngineHarness(upstream: upstream, transport: transport, configure: configure)
         echo = try LoopUDPEchoServer(on: harness.host, loop: harness.loop)
         harness.waitConnected()
     }
@@ -29,11 +30,11 @@ final class EngineUDPPathTests: XCTestCase {
 
     /// Sends `count` datagrams of `size` bytes one at a time, each after the previous answer; true
     /// when every answer came back intact.
-    private func roundTrips(_ count: Int, size: Int = 100, seed: UInt64 = 1) -> Bool {
+    private func roundTrips(_ count: Int, size: Int = 100, seed: UInt64 = 1, from source: SocketEndpoint? = nil) -> Bool {
         for i in 0..<count {
             let payload = content(size, seed: seed &+ UInt64(i))
             let before = harness.datagrams.count
-            harness.sendUDP(payload, from: app, to: echo.endpoint)
+            harness.sendUDP(payload, from: source ?? app, to: echo.endpoint)
             guard harness.run(until: { [unowned self] in harness.datagrams.count > before }, timeoutMilliseconds: 3_000),
                   harness.datagrams.last?.payload == payload else { return false }
         }
@@ -55,6 +56,36 @@ final class EngineUDPPathTests: XCTestCase {
         XCTAssertGreaterThan(after.probesAnswered, 0)
         XCTAssertNotNil(after.paths.first?.rttMicroseconds)
         XCTAssertTrue(harness.engine.statistics().drops.filter { $0.key.hasPrefix("udp-path") }.isEmpty)
+    }
+
+    /// With two relays (spread), each carrier validates a path to its own relay, and each relay's
+    /// path carries the datagrams of the mapping on its carrier; status shows each relay's path and
+    /// all of them together.
+    func testEachRelaysCarrierHasItsOwnPathToIt() throws {
+        try start(upstream: .relays(2)) { $0.relayPolicy = .spread }
+        XCTAssertTrue(harness.run(until: { [unowned self] in harness.engine.statistics().relays.allSatisfy { $0.carriers == 1 } }),
+                      "a carrier to each relay")
+        let sources = [app, SocketEndpoint(address: app.address, port: app.port + 1)]
+        for source in sources { XCTAssertTrue(roundTrips(1, from: source)) }
+        XCTAssertEqual(harness.relayServers.map { $0.statistics().clients.first?.udpMappings }, [1, 1], "spread: one mapping on each relay")
+        XCTAssertTrue(harness.run(until: { [unowned self] in harness.engine.statistics().relays.allSatisfy { $0.udpPath?.state == .up } }),
+                      "each relay's path validates")
+        let before = harness.engine.statistics().relays.map { $0.udpPath!.datagramsSent }
+        for source in sources { XCTAssertTrue(roundTrips(10, from: source)) }
+
+        let statistics = harness.engine.statistics()
+        for (i, relay) in statistics.relays.enumerated() {
+            let own = try XCTUnwrap(relay.udpPath)
+            XCTAssertEqual(own.datagramsSent - before[i], 10, "relay \(i): its mapping's requests went on its own path")
+            XCTAssertEqual(own.paths.map(\.carrier), ["#1 to \(relay.endpoint)"])
+            XCTAssertEqual(harness.relayServers[i].statistics().events["udp-path-datagrams-in", default: 0], own.datagramsSent,
+                           "relay \(i) got on its path what the client sent to it")
+        }
+        let all = try XCTUnwrap(statistics.udpPath)
+        XCTAssertEqual(all.state, .up)
+        XCTAssertEqual(all.paths.count, 2)
+        XCTAssertEqual(all.datagramsSent, statistics.relays.reduce(0) { $0 + $1.udpPath!.datagramsSent })
+        XCTAssertEqual(all.datagramsReceived, statistics.relays.reduce(0) { $0 + $1.udpPath!.datagramsReceived })
     }
 
     func testOffSendsEveryDatagramOnTheCarrier() throws {

@@ -19,6 +19,15 @@ public enum TunnelEvent: Sendable, Equatable {
     case connected
     /// Every carrier was lost; they are being redialled. New flows are refused until one is up.
     case reconnecting(reason: String)
+    /// A carrier came up: the `index`th (1-based) to `relay`, the relay's endpoint (with a SOCKS5
+    /// upstream, `socks5://HOST:PORT` and 1, when the server answered a check).
+    case carrierUp(relay: String, index: Int)
+    /// With several relays: `relay` was found down (a carrier went silent, or it could not be
+    /// reached while none of its carriers was up). Its carriers were closed, their flows reset; new
+    /// flows go to another relay.
+    case relayDown(relay: String, reason: String)
+    /// With several relays: `relay` is up again (a carrier's handshake succeeded).
+    case relayUp(relay: String)
     /// The engine stopped: by `stop()` (nil), or because of a fatal error.
     case disconnected(TunnelError?)
     /// Something went wrong that the engine survives (a dial failed, the relay refused a carrier);
@@ -48,11 +57,14 @@ public struct TunnelError: Error, Sendable, Equatable, CustomStringConvertible {
     public let message: String
     /// True when the engine stopped because of it.
     public let isFatal: Bool
+    /// The relay (endpoint) of the carrier it is about, for `dial` and `carrierLost`.
+    public let relay: String?
 
-    public init(_ kind: Kind, _ message: String, isFatal: Bool) {
+    public init(_ kind: Kind, _ message: String, isFatal: Bool, relay: String? = nil) {
         self.kind = kind
         self.message = message
         self.isFatal = isFatal
+        self.relay = relay
     }
 
     public var description: String { message }

@@ -56,3 +56,28 @@ public struct UDPPathStatistics: Sendable, Codable, Equatable {
     /// Why the newest fallback happened, while it lasts.
     public var lastFallback: String?
 }
+
+extension UDPPathStatistics {
+    /// Several relays' paths as one: the best state of any (up, validating, fallback, unsupported,
+    /// waiting, off, in that order), every path, the counters added up. Nil for no relay at all.
+    init?(combining relays: [UDPPathStatistics]) {
+        guard var total = relays.first else { return nil }
+        for other in relays.dropFirst() {
+            total.paths += other.paths
+            total.datagramsSent += other.datagramsSent
+            total.bytesSent += other.bytesSent
+            total.datagramsReceived += other.datagramsReceived
+            total.bytesReceived += other.bytesReceived
+            total.datagramsOverCarrier += other.datagramsOverCarrier
+            total.tooBigForPath += other.tooBigForPath
+            total.probesSent += other.probesSent
+            total.probesAnswered += other.probesAnswered
+            total.validations += other.validations
+            total.fallbacks += other.fallbacks
+            total.lastFallback = total.lastFallback ?? other.lastFallback
+        }
+        let order: [State] = [.up, .validating, .fallback, .unsupported, .waiting, .off]
+        total.state = order.first { state in relays.contains { $0.state == state } } ?? total.state
+        self = total
+    }
+}

@@ -2,10 +2,10 @@ import SluiceCarrier
 import SluiceLog
 import SluiceMux
 
-/// What a `RelayUpstream`'s UDP paths tell the user: one counter set for all of them (paths come and
-/// go with their carriers, the totals stay), the log lines — the first validation, the first
-/// fallback, a relay without the feature, each once at `info` and later ones at `debug` — and the
-/// `UDPPathStatistics` of `sluice status`. Loop-confined.
+/// What the UDP paths to one relay of a `RelayUpstream` tell the user: one counter set for all of
+/// them (paths come and go with their carriers, the totals stay), the log lines — the first
+/// validation, the first fallback, a relay without the feature, each once per relay at `info` and
+/// later ones at `debug` — and that relay's `UDPPathStatistics` for `sluice status`. Loop-confined.
 final class UDPPathReport {
     struct Counters {
         var datagramsOut = 0
@@ -40,7 +40,6 @@ final class UDPPathReport {
     init(enabled: Bool, relay: String) {
         self.enabled = enabled
         self.relay = relay
-        if !enabled { Log.info("UDP path off (--udp-path off): UDP flows go on the carriers to \(relay)", "client") }
     }
 
     /// A carrier came up without the feature in effect.

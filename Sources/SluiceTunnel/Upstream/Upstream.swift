@@ -3,8 +3,8 @@ import SluiceWire
 
 // The engine's flows leave through an `Upstream`: something that opens a TCP stream to a
 // destination and a UDP association, with the flow control `FlowBridge` and `UDPMapping` rely on.
-// Two implementations: `RelayUpstream` (streams and associations of encrypted carriers to a Sluice
-// relay) and `SocksUpstream` (one SOCKS5 CONNECT or UDP ASSOCIATE per flow). The seam is per flow:
+// Two implementations: `RelayUpstream` (streams and associations of encrypted carriers to one or
+// several Sluice relays) and `SocksUpstream` (one SOCKS5 CONNECT or UDP ASSOCIATE per flow). The seam is per flow:
 // what moves bytes (`send`, `didReceive`) is one call through it per chunk, not per byte.
 
 /// Where the engine's TCP flows and UDP mappings go. Loop-confined: called and calling back on the
@@ -25,15 +25,19 @@ public protocol Upstream: AnyObject {
     /// far end's socket). Datagrams may be sent at once.
     func openAssociation(to destination: Destination, handler: UpstreamAssociationHandler) throws(UpstreamUnavailable) -> UpstreamAssociation
     /// The host's path to the upstream changed (`reason` says how, such as "network changed"):
-    /// closes every connection whose local address is not `source` (nil: all of them), so the flows
-    /// it carried end at once instead of hanging until it times out, and connects again now, without
-    /// backoff. Returns how many connections it closed and how many are still up.
-    func pathChanged(reason: String, keepingConnectionsFrom source: IPAddress?) -> (closed: Int, up: Int)
+    /// closes every connection whose local address is not the one `sources` names for the address it
+    /// goes to, so the flows it carried end at once instead of hanging until it times out, and
+    /// connects again now, without backoff. Connections to an address `sources` leaves out stay.
+    /// Returns how many connections it closed and how many are still up.
+    func pathChanged(reason: String, sources: [IPAddress: IPAddress]) -> (closed: Int, up: Int)
     /// The connections to the upstream as `TunnelStatistics.carriers` shows them.
     func statistics() -> [CarrierStatistics]
+    /// Each relay and its health as `TunnelStatistics.relays` shows them; empty for a SOCKS5 server.
+    func relayStatistics() -> [TunnelStatistics.Relay]
     /// Drops this upstream counts itself, by reason (merged into `TunnelStatistics.drops`).
     var drops: [String: Int] { get }
-    /// The relay's UDP path as `TunnelStatistics.udpPath` shows it; nil where there is none to have.
+    /// The relays' UDP paths together as `TunnelStatistics.udpPath` shows them; nil where there is
+    /// none to have.
     var udpPath: UDPPathStatistics? { get }
 }
 
@@ -49,14 +53,33 @@ public enum UpstreamUnavailable: Error, Sendable, Equatable {
     case udpUnsupported
 }
 
+/// One connection of an upstream: a carrier to a relay, or the SOCKS5 server.
+public struct UpstreamPath: Sendable, Equatable, CustomStringConvertible {
+    /// Where it goes: the relay's endpoint, or `socks5://HOST:PORT`.
+    public var relay: String
+    /// The carrier's 1-based slot at that relay (1 for a SOCKS5 server).
+    public var index: Int
+    /// How logs and events name it: "carrier #1 to 10.10.0.2:7000", "SOCKS5 server 10.10.0.2:1080".
+    public var description: String
+
+    public init(relay: String, index: Int, description: String) {
+        self.relay = relay
+        self.index = index
+        self.description = description
+    }
+}
+
 /// What an upstream tells its owner about its connections. Loop thread.
 public protocol UpstreamDelegate: AnyObject {
     /// A connection came up (a carrier, or the SOCKS server answered); `upCount` are up now.
-    func upstream(_ upstream: Upstream, pathUp label: String, upCount: Int)
+    func upstream(_ upstream: Upstream, pathUp path: UpstreamPath, upCount: Int)
     /// A connection was lost; `upCount` are still up. It is being redialled.
-    func upstream(_ upstream: Upstream, pathLost label: String, reason: String, upCount: Int)
+    func upstream(_ upstream: Upstream, pathLost path: UpstreamPath, reason: String, upCount: Int)
     /// A dial failed; it is retried after a backoff.
-    func upstream(_ upstream: Upstream, dialFailed label: String, reason: String)
+    func upstream(_ upstream: Upstream, dialFailed path: UpstreamPath, reason: String)
+    /// With several relays: `relay` went down (new flows go elsewhere, its flows were reset) or is
+    /// up again (`reason` nil).
+    func upstream(_ upstream: Upstream, relay: String, downBecause reason: String?)
 }
 
 /// One TCP stream through an upstream, with credit-style flow control both ways: `send` takes only

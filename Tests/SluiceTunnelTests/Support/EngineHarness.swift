@@ -16,6 +16,9 @@ import XCTest
 /// applications: it writes their packets into the flow (`AppTCP`, `sendUDP`) and reads what the
 /// engine writes back. (wireguard-go tests two devices in one process the same way.)
 ///
+/// With `relays: n`, the engine's upstream is n relays of their own keys (the first is `relay`, all
+/// are `relayServers`), used by its configuration's `relayPolicy`.
+///
 /// With `socks`, the engine's upstream is a SOCKS5 server instead: Sluice's own front-end
 /// (`ProxyServer`, the server side of SluiceSocks) on loopback, whose connections in turn go to the
 /// relay through carriers of its own — so the engine's `SocksUpstream` meets a real SOCKS5 server.
@@ -25,6 +28,8 @@ final class EngineHarness: TunnelEventDelegate {
     /// Where the engine's flows go.
     enum Upstream {
         case relay
+        /// Several relays, each with a key of its own, in this order.
+        case relays(Int)
         /// A SOCKS5 server requiring `users` (none: no authentication), reached with `credentials`.
         case socks(users: ProxyUsers = ProxyUsers([]), credentials: SocksCredentials? = nil)
     }
@@ -32,8 +37,11 @@ final class EngineHarness: TunnelEventDelegate {
     let loop: EventLoop
     let flow: MemoryPacketFlow
     let engine: TunnelEngine
-    private(set) var relay: RelayServer
-    let relayKey = PrivateKey.generate()
+    /// The relays, in the configuration's order (one unless `.relays(n)`).
+    private(set) var relayServers: [RelayServer]
+    var relay: RelayServer { relayServers[0] }
+    private var relayKeys: [PrivateKey]
+    var relayKey: PrivateKey { relayKeys[0] }
     let clientKey = PrivateKey.generate()
     /// The host's own address, where test servers listen (see `HostAddress`).
     let host: IPAddress
@@ -45,7 +53,7 @@ final class EngineHarness: TunnelEventDelegate {
     private(set) var icmp: [[UInt8]] = []
     private var connections: [String: AppTCP] = [:]
     private var nextPort: UInt16 = 40_000
-    private var relayPort: UInt16
+    private var relayPorts: [UInt16]
     /// With `.socks`: the SOCKS5 server and its carriers to the relay.
     private(set) var socksServer: ProxyServer?
     private var socksCarriers: RelayUpstream?
@@ -63,12 +71,17 @@ final class EngineHarness: TunnelEventDelegate {
         guard let host = HostAddress.forTests else { throw XCTSkip("this host has no non-loopback IPv4 address for test servers, and none may be added") }
         self.host = host
         loop = try EventLoop()
-        relay = try Self.makeRelay(port: 0, key: relayKey, client: clientKey.publicKey, loop: loop)
-        relayPort = relay.listeningEndpoint.port
-        var configuration = TunnelConfiguration(relay: relay.listeningEndpoint, relayPublicKey: relayKey.publicKey, privateKey: clientKey)
+        var count = 1
+        if case .relays(let n) = upstream { count = n }
+        relayKeys = (0..<count).map { _ in PrivateKey.generate() }
+        relayServers = []
+        for key in relayKeys { relayServers.append(try Self.makeRelay(port: 0, key: key, client: clientKey.publicKey, loop: loop)) }
+        relayPorts = relayServers.map(\.listeningEndpoint.port)
+        let relays = zip(relayServers, relayKeys).map { TunnelConfiguration.Relay(endpoint: $0.listeningEndpoint, publicKey: $1.publicKey) }
+        var configuration = TunnelConfiguration(relays: relays, privateKey: clientKey)
         if case .socks(let users, let credentials) = upstream {
             socksUsers = users
-            let (server, carriers) = try Self.makeSocksServer(port: 0, relay: relay.listeningEndpoint, relayKey: relayKey.publicKey,
+            let (server, carriers) = try Self.makeSocksServer(port: 0, relay: relayServers[0].listeningEndpoint, relayKey: relayKeys[0].publicKey,
                                                               clientKey: clientKey, users: users, loop: loop)
             (socksServer, socksCarriers) = (server, carriers)
             socksPort = server.listeningEndpoint.port
@@ -90,11 +103,21 @@ final class EngineHarness: TunnelEventDelegate {
         return try RelayServer(settings: settings, loop: loop)
     }
 
-    /// Stops the relay (its carriers end) and, with `restart`, starts a new one on the same port.
-    func killRelay(restart: Bool) throws {
-        relay.shutdown()
-        if restart { relay = try Self.makeRelay(port: relayPort, key: relayKey, client: clientKey.publicKey, loop: loop) }
+    /// Stops the `index`th relay (its carriers end) and, with `restart`, starts a new one on the same port.
+    func killRelay(_ index: Int = 0, restart: Bool) throws {
+        relayServers[index].shutdown()
+        if restart {
+            relayServers[index] = try Self.makeRelay(port: relayPorts[index], key: relayKeys[index], client: clientKey.publicKey, loop: loop)
+        }
     }
+
+    /// Starts the `index`th relay again after `killRelay(index, restart: false)`.
+    func restartRelay(_ index: Int) throws {
+        relayServers[index] = try Self.makeRelay(port: relayPorts[index], key: relayKeys[index], client: clientKey.publicKey, loop: loop)
+    }
+
+    /// Streams the `index`th relay has open for the client.
+    func relayStreams(_ index: Int) -> Int { relayServers[index].statistics().clients.first?.streams ?? 0 }
 
     /// The SOCKS5 server: Sluice's front-end on loopback, with one carrier to the relay.
     private static func makeSocksServer(port: UInt16, relay: SocketEndpoint, relayKey: PublicKey, clientKey: PrivateKey,
@@ -122,7 +145,7 @@ final class EngineHarness: TunnelEventDelegate {
         engine.stop()
         socksServer?.shutdown()
         socksCarriers?.stop()
-        relay.shutdown()
+        for relay in relayServers { relay.shutdown() }
     }
 
     func tunnel(_ engine: TunnelEngine, didEmit event: TunnelEvent) { events.append(event) }

@@ -92,19 +92,24 @@ public final class SocksUpstream: Upstream {
     public func statistics() -> [CarrierStatistics] {
         let shown: CarrierStatistics.State = state == .up ? .up : (state == .checking ? .connecting : .waiting)
         return [CarrierStatistics(
-            index: 1, state: shown, upSince: upSince, lastHandshake: lastHandshake, rttMicroseconds: nil,
+            index: 1, relay: name, state: shown, upSince: upSince, lastHandshake: lastHandshake, rttMicroseconds: nil,
             bytesSent: bytesSent, bytesReceived: bytesReceived, recordsSent: 0, recordsReceived: 0,
             streams: streams.count + associations.count, reconnects: max(0, established - 1), lastError: lastError)]
     }
 
+    public func relayStatistics() -> [TunnelStatistics.Relay] { [] }
+
     public var drops: [String: Int] { counters.filter { $0.value > 0 } }
 
-    /// Ends the connections from a local address other than `source` (nil: all) — their flows are
-    /// reset — and checks the server again now.
-    public func pathChanged(reason: String, keepingConnectionsFrom source: IPAddress?) -> (closed: Int, up: Int) {
-        guard !stopped else { return (0, 0) }
+    /// The server, as the delegate's events name it.
+    private var path: UpstreamPath { UpstreamPath(relay: name, index: 1, description: "SOCKS5 server \(server.endpoint)") }
+
+    /// Ends the connections from a local address other than the one `sources` names for the server
+    /// — their flows are reset — and, if it closed any, checks the server again now.
+    public func pathChanged(reason: String, sources: [IPAddress: IPAddress]) -> (closed: Int, up: Int) {
+        guard !stopped, let source = sources[server.endpoint.address] else { return (0, state == .up ? 1 : 0) }
         func stale(_ connection: SocksConnection) -> Bool {
-            guard let source, let local = try? connection.socket.localEndpoint() else { return true }
+            guard let local = try? connection.socket.localEndpoint() else { return true }
             return local.address != source
         }
         var closed = 0
@@ -116,7 +121,7 @@ public final class SocksUpstream: Upstream {
             association.abandon()
             closed += 1
         }
-        if closed > 0 || source == nil {
+        if closed > 0 {
             lastError = "reconnecting: \(reason)"
             if state == .up {
                 state = .waiting
@@ -153,7 +158,7 @@ public final class SocksUpstream: Upstream {
         state = .waiting
         upSince = nil
         Log.info("SOCKS5 server \(server.endpoint) down: \(failure); checking it again", "tunnel")
-        delegate?.upstream(self, pathLost: "SOCKS5 server \(server.endpoint)", reason: "\(failure)", upCount: 0)
+        delegate?.upstream(self, pathLost: path, reason: "\(failure)", upCount: 0)
         backoff.reset()
         retry()
     }
@@ -183,13 +188,13 @@ public final class SocksUpstream: Upstream {
             lastHandshake = now
             backoff.reset()
             Log.info("SOCKS5 server \(server.endpoint) answers" + (server.credentials.map { " (\($0))" } ?? ""), "tunnel")
-            delegate?.upstream(self, pathUp: "SOCKS5 server \(server.endpoint)", upCount: 1)
+            delegate?.upstream(self, pathUp: path, upCount: 1)
             return
         }
         state = .waiting
         lastError = "\(failure)"
         Log.info("SOCKS5 server \(server.endpoint): \(failure); retrying in \(backoff.text) s", "tunnel")
-        delegate?.upstream(self, dialFailed: "SOCKS5 server \(server.endpoint)", reason: "\(failure)")
+        delegate?.upstream(self, dialFailed: path, reason: "\(failure)")
         retry()
     }
 
