@@ -19,6 +19,9 @@ packages=(
     # and dnsmasq as the DNS server. dnsmasq-base is the binary alone: the "dnsmasq" package would
     # also start a system-wide service on port 53.
     bind9-dnsutils iputils-ping dnsmasq-base
+    # The UDP path's NAT rebinding test (Tests/E2E/test_udp_path.py): conntrack deletes the router's
+    # NAT entry so that the next packet gets a new source port.
+    conntrack
     # systemd-resolved tests (Tests/E2E/resolvedns.py): a system bus, and the private library the
     # resolved daemon links. The daemon itself (systemd-resolved, libnss-resolve) is never installed:
     # the tests fetch it with `apt-get download` and unpack it under .build/. libsystemd0 is what

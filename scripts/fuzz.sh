@@ -11,7 +11,7 @@
 #                                         time, and Swift's debug checks on), then every target over its
 #                                         seeds plus SECONDS of fuzzing (make fuzz-check, make test)
 #
-# Targets: packet reassembly frame socks proxyheader handshake record json config cli. SwiftPM is
+# Targets: packet reassembly frame path socks proxyheader handshake record json config cli. SwiftPM is
 # not involved: each module under test is compiled once by swiftc into a static library with
 # libFuzzer's coverage instrumentation and AddressSanitizer, with -enable-testing so that the entry
 # points can reach internal API (`@testable import`), and with the package name SwiftPM gives the
@@ -25,7 +25,7 @@ command -v swiftc >/dev/null || export PATH="$PATH:/opt/swift/usr/bin"
 
 if [[ ${1:-} == check ]]; then OUT=$PWD/.build/fuzz-check OPT=-Onone; else OUT=$PWD/.build/fuzz OPT=-O; fi
 JOBS=$(nproc)
-TARGETS=(packet reassembly frame socks proxyheader handshake record json config cli)
+TARGETS=(packet reassembly frame path socks proxyheader handshake record json config cli)
 FLAGS=(-sanitize=fuzzer,address -parse-as-library "$OPT" -package-name sluice -enable-testing
        -I "$OUT" -I "$OUT/CSluiceShims" -I Sources/CSodium -L "$OUT")
 
@@ -38,10 +38,11 @@ declare -A DEPS=([SluiceIO]="CSluiceShims SluiceSystem SluiceWire" [SluiceMux]="
                  [SluiceConfig]="SluiceSystem SluiceWire SluiceJSON SluiceBase64" [SluiceCrypto]="SluiceBase64 SluiceIO")
 # target: entry-point directory, the modules it links (dependencies first is not needed: the linker
 # gets them in reverse order), and extra sources
-declare -A ENTRY=([packet]=PacketFuzz [reassembly]=ReassemblyFuzz [frame]=FrameFuzz [socks]=SocksFuzz [proxyheader]=ProxyHeaderFuzz
+declare -A ENTRY=([packet]=PacketFuzz [reassembly]=ReassemblyFuzz [frame]=FrameFuzz [path]=PathFuzz [socks]=SocksFuzz [proxyheader]=ProxyHeaderFuzz
                   [handshake]=HandshakeFuzz
                   [record]=RecordFuzz [json]=JSONFuzz [config]=ConfigFuzz [cli]=CLIFuzz)
-declare -A LINKS=([packet]="SluiceWire" [reassembly]="SluiceWire" [frame]="SluiceMux SluiceWire" [socks]="SluiceSocks SluiceWire"
+declare -A LINKS=([packet]="SluiceWire" [reassembly]="SluiceWire" [frame]="SluiceMux SluiceWire"
+                  [path]="SluiceMux SluiceCrypto SluiceBase64 SluiceIO SluiceSystem SluiceWire CSluiceShims" [socks]="SluiceSocks SluiceWire"
                   [proxyheader]="SluiceProxyProtocol SluiceWire"
                   [handshake]="SluiceCrypto SluiceBase64 SluiceIO SluiceSystem SluiceWire CSluiceShims"
                   [record]="SluiceCrypto SluiceBase64 SluiceIO SluiceSystem SluiceWire CSluiceShims" [json]="SluiceJSON"

@@ -90,6 +90,11 @@ public final class Carrier: MuxSessionDelegate {
     public private(set) var recordsReceived = 0
     /// Called once when the carrier ends, after every stream was reset.
     public var onClose: ((Carrier, CarrierEnd) -> Void)?
+    /// The keys of this carrier's UDP path (docs/protocol.md §8), where the relay advertised the
+    /// feature (and, on the client, this end supports it); nil otherwise.
+    public let pathKeys: PathKeys?
+    /// This carrier's UDP path, at either end: told when the carrier closes, and gone with it.
+    public var udpPath: CarrierUDPPath?
 
     /// - Parameters:
     ///   - relayFeatures: the feature bits of handshake message 2 (docs/protocol.md §1.1): what the
@@ -106,6 +111,8 @@ public final class Carrier: MuxSessionDelegate {
         self.role = role
         self.muxSettings = settings
         self.relayFeatures = relayFeatures
+        let pathUsable = role == .client ? relayFeatures.intersection(settings.features) : relayFeatures
+        pathKeys = pathUsable.contains(.udpPath) ? PathKeys(keys) : nil
         _ = session  // made now: a client's HELLO goes out as its first frame (docs/protocol.md §1.1)
         try loop.register(fd: socket.fd, events: [.readable, .writable, .readHangup, .edgeTriggered]) { [unowned self] events in
             self.handle(events)
@@ -129,6 +136,9 @@ public final class Carrier: MuxSessionDelegate {
         socket.close()
         outbound.removeAll()
         session.close(.closed, message: "carrier \(label) closed: \(end)")
+        let path = udpPath
+        udpPath = nil
+        path?.carrierDidClose()
         let callback = onClose
         onClose = nil
         callback?(self, end)
@@ -261,6 +271,15 @@ public final class Carrier: MuxSessionDelegate {
 
     /// Relay side: called for each OPEN from the client.
     public var onStreamRequest: ((MuxStream, Destination) -> Void)?
+
+    public func session(_ session: MuxSession, didNegotiate features: CarrierFeatures) { onFeaturesNegotiated?(features) }
+    public func session(_ session: MuxSession, didOfferUDPPath index: UInt32) { onUDPPathOffer?(index) }
+    public func session(_ session: MuxSession, peerUsesUDPPath use: Bool) { udpPath?.peerUses(use) }
+
+    /// Relay side: the client's HELLO arrived and these features are in effect.
+    public var onFeaturesNegotiated: ((CarrierFeatures) -> Void)?
+    /// Client side: the relay offered a UDP path with this index (UDP_PATH).
+    public var onUDPPathOffer: ((UInt32) -> Void)?
 
     /// Called after the records of one read from the socket were handled: where output that their
     /// frames caused, held to go out together, is sent (the relay's `DatagramBatch`).

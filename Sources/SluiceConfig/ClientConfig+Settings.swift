@@ -106,6 +106,12 @@ extension ClientConfig {
             }
             resolver = mode
         }
+        if let raw = settings.value("udp-path") {
+            guard let mode = UDPPathMode(rawValue: raw.text) else {
+                throw .invalidValue(raw.origin, value: raw.text, expected: "auto or off")
+            }
+            udpPath = mode
+        }
         pingInterval = try settings.seconds("ping-interval", default: Self.defaultPingIntervalSeconds, range: Self.pingIntervalRange)
         pingMisses = try settings.integer("ping-misses", default: Self.defaultPingMisses, range: Self.pingMissesRange)
         for raw in settings.all("app-cgroup") {

@@ -76,6 +76,8 @@ public struct ClientConfig: Sendable, Equatable {
     public let maxUDPMappings: Int
     /// Time between the carriers' PINGs to the relay (`--ping-interval`).
     public var pingInterval: Duration = .milliseconds(Int64(ClientConfig.defaultPingIntervalSeconds * 1000))
+    /// Whether UDP flows use the relay's UDP path (`--udp-path`).
+    public var udpPath: UDPPathMode = .auto
     /// Unanswered PINGs after which a silent carrier is closed and redialled (`--ping-misses`).
     public var pingMisses = ClientConfig.defaultPingMisses
     /// Canonical `--log-level` name; `SluiceLog.LogLevel(name:)` accepts it.

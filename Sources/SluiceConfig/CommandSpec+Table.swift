@@ -104,6 +104,8 @@ extension CommandSpec {
                      help: "existing cgroup v2 group, relative to the cgroup2 root (system.slice/backup.service), routed like `sluice exec`; repeatable"),
             .udpTimeout,
             .maxUDPMappings(perClient: false),
+            FlagSpec("udp-path", "MODE", presence: .optional(default: UDPPathMode.auto.rawValue),
+                     help: "auto: UDP flows as datagrams on the relay's encrypted UDP path where it answers, else on the carrier; off: always on the carrier"),
         ] + FlagSpec.pings + [
             .logLevel,
             .config,

@@ -5,9 +5,10 @@ import SluiceWire
 ///
 /// Output chain, in order (the first match decides):
 /// 1. loopback passes;
-/// 2. carrier sockets pass: marked with the fwmark, to a relay's address and TCP port — each relay's
-///    (and with `relayUDP`, a SOCKS5 upstream's, marked UDP to that address on any port: its UDP
-///    relay port comes with each association);
+/// 2. for every listed relay: carrier sockets pass (marked with the fwmark, to the relay's address and
+///    TCP port), and so do the UDP path's sockets (marked, to that address and the same UDP port,
+///    docs/protocol.md §8) — with `relayUDP`, a SOCKS5 upstream's marked UDP to that address on any
+///    port instead (its UDP relay port comes with each association);
 /// 3. IPv6 neighbour discovery and router solicitation on the link (hop limit 255) pass, so the
 ///    link keeps working (the relay may sit behind an IPv6 router);
 /// 4. with `blockIPv6`: every other IPv6 packet is rejected (ICMPv6 administratively prohibited),
@@ -66,7 +67,8 @@ public struct FirewallRuleset: Hashable, Sendable, CustomStringConvertible {
         for relay in relays {
             let family = relay.address.isIPv4 ? "ip" : "ip6"
             output.append("meta mark \(mark) \(family) daddr \(relay.address) tcp dport \(relay.port) accept")
-            if relayUDP { output.append("meta mark \(mark) \(family) daddr \(relay.address) meta l4proto udp accept") }
+            output.append(relayUDP ? "meta mark \(mark) \(family) daddr \(relay.address) meta l4proto udp accept"
+                                   : "meta mark \(mark) \(family) daddr \(relay.address) udp dport \(relay.port) accept")
         }
         output.append("icmpv6 type { nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert } ip6 hoplimit 255 accept")
         if blockIPv6 { output.append("meta nfproto ipv6 counter reject with icmpv6 type admin-prohibited") }

@@ -88,3 +88,37 @@ extension Socket {
         guard r == 0 else { throw SystemError("bind(\(endpoint))") }
     }
 }
+
+extension Socket {
+    /// A non-blocking UDP socket bound to `endpoint`; on an IPv6 address it takes IPv4 as well
+    /// (`[::]:7000` serves both, as `listen(on:)` does for TCP). The relay's UDP path socket.
+    public static func udpBound(on endpoint: SocketEndpoint) throws(SystemError) -> Socket {
+        let s = try udp(for: endpoint.address)
+        do throws(SystemError) {
+            if !endpoint.address.isIPv4 { try s.setOption(Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0, "IPV6_V6ONLY") }
+            let r = endpoint.withSockaddr { Glibc.bind(s.fd, $0, $1) }
+            guard r == 0 else {
+                let code = errno
+                throw SystemError("bind(UDP \(endpoint))", code: code, hint: code == EADDRINUSE ? "another process holds this UDP port" : nil)
+            }
+        } catch {
+            s.close()
+            throw error
+        }
+        return s
+    }
+
+    /// The path MTU the kernel holds for a connected socket's peer (`IP_MTU`, `IPV6_MTU`): the
+    /// route's MTU until an ICMP "too big" lowers it. Nil when it cannot say (not connected).
+    public func pathMTU(ipv4: Bool) -> Int? {
+        var value: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        let r = ipv4 ? getsockopt(fd, Int32(IPPROTO_IP), IP_MTU, &value, &length)
+            : getsockopt(fd, Int32(IPPROTO_IPV6), IPV6_MTU, &value, &length)
+        return r == 0 && value > 0 ? Int(value) : nil
+    }
+
+    /// Asks for a receive buffer of `bytes` (the kernel caps it at net.core.rmem_max), so that a
+    /// burst of datagrams waits in the socket instead of being dropped while the loop is busy.
+    public func setReceiveBuffer(_ bytes: Int32) { try? setOption(SOL_SOCKET, SO_RCVBUF, bytes, "SO_RCVBUF") }
+}

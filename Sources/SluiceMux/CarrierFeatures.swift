@@ -13,15 +13,19 @@ public struct CarrierFeatures: OptionSet, Hashable, Sendable, CustomStringConver
     /// a client of the base protocol understands.
     public static let policyRefusals = CarrierFeatures(rawValue: 1 << 0)
 
-    // Bit 1 is reserved for the UDP path of issue 14; it is not defined yet and must not be set.
+    /// Bit 1: the relay offers an encrypted UDP path beside the carrier for its UDP associations'
+    /// datagrams (UDP_PATH, UDP_PATH_USE; docs/protocol.md §8). Without it every datagram rides the
+    /// carrier.
+    public static let udpPath = CarrierFeatures(rawValue: 1 << 1)
 
     /// What this build implements: what its relay advertises and its client offers in HELLO.
-    public static let implemented: CarrierFeatures = [.policyRefusals]
+    public static let implemented: CarrierFeatures = [.policyRefusals, .udpPath]
 
     /// `policy-refusals`, `none`, or the names followed by unknown bits in hex (`policy-refusals+0x80`).
     public var description: String {
         var names: [String] = []
         if contains(.policyRefusals) { names.append("policy-refusals") }
+        if contains(.udpPath) { names.append("udp-path") }
         let unknown = subtracting(.implemented).rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return names.isEmpty ? "none" : names.joined(separator: "+")

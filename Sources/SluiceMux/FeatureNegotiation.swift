@@ -65,3 +65,24 @@ public enum HelloProblem: Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// Why a UDP_PATH or UDP_PATH_USE frame broke the protocol (`MuxError.unexpectedPathFrame`).
+public enum PathFrameProblem: Hashable, Sendable, CustomStringConvertible {
+    /// UDP_PATH from the client, or UDP_PATH_USE from the relay.
+    case wrongEnd
+    /// The UDP path feature is not in effect on this carrier.
+    case notNegotiated
+    /// A second UDP_PATH on the carrier.
+    case repeated
+    /// UDP_PATH_USE before the relay offered a path with UDP_PATH.
+    case notOffered
+
+    public var description: String {
+        switch self {
+        case .wrongEnd: return "only the relay sends UDP_PATH, only the client UDP_PATH_USE"
+        case .notNegotiated: return "the UDP path feature is not in effect on this carrier"
+        case .repeated: return "a second UDP_PATH"
+        case .notOffered: return "UDP_PATH_USE before the relay offered a path"
+        }
+    }
+}

@@ -29,6 +29,12 @@ public enum Frame: Hashable, Sendable {
     /// Client → relay, the carrier's first frame when the relay advertised features in handshake
     /// message 2: the client's feature bits (docs/protocol.md §1.1).
     case hello(CarrierFeatures)
+    /// Relay → client, once, where the UDP path feature is in effect (docs/protocol.md §8): the
+    /// relay's index for this carrier's UDP path (never 0).
+    case udpPath(index: UInt32)
+    /// Client → relay, after UDP_PATH: whether the relay is to send this carrier's datagrams on the
+    /// UDP path (the client validated it) or on the carrier (it does not answer).
+    case udpPathUse(Bool)
 
     /// The frame header's length: type, stream, length.
     public static let headerLength = 7
@@ -49,6 +55,8 @@ public enum Frame: Hashable, Sendable {
         case .goAway: return .goAway
         case .datagramError: return .datagramError
         case .hello: return .hello
+        case .udpPath: return .udpPath
+        case .udpPathUse: return .udpPathUse
         }
     }
 
@@ -58,7 +66,7 @@ public enum Frame: Hashable, Sendable {
         case .open(let s, _, _, _), .openOK(let s, _), .credit(let s, _), .fin(let s), .reset(let s, _, _),
             .datagramError(let s, _, _, _):
             return s
-        case .ping, .pong, .goAway, .hello:
+        case .ping, .pong, .goAway, .hello, .udpPath, .udpPathUse:
             return 0
         }
     }
@@ -67,7 +75,8 @@ public enum Frame: Hashable, Sendable {
     public var payloadLength: Int {
         switch self {
         case .open(_, _, _, let destination): return 4 + 1 + destination.encodedLength
-        case .openOK, .credit, .hello: return 4
+        case .openOK, .credit, .hello, .udpPath: return 4
+        case .udpPathUse: return 1
         case .fin: return 0
         case .reset(_, _, let message): return 1 + Frame.resetMessageLength(message)
         case .ping, .pong: return 8

@@ -86,6 +86,15 @@ public struct FrameDecoder {
         case .hello:
             guard length == 4 else { throw .badLength(type, length) }
             frame = .control(.hello(CarrierFeatures(rawValue: payload.readU32(at: 0))))
+        case .udpPath:
+            guard length == 4 else { throw .badLength(type, length) }
+            let index = payload.readU32(at: 0)
+            guard index != 0 else { throw .badPathIndex }
+            frame = .control(.udpPath(index: index))
+        case .udpPathUse:
+            guard length == 1 else { throw .badLength(type, length) }
+            guard payload[0] <= 1 else { throw .badPathUse(payload[0]) }
+            frame = .control(.udpPathUse(payload[0] == 1))
         }
         offset = start + length
         return frame

@@ -79,6 +79,10 @@ public struct FrameEncoder {
             buffer[at] = reason.rawValue
         case .hello(let features):
             buffer.writeU32(features.rawValue, at: at)
+        case .udpPath(let index):
+            buffer.writeU32(index, at: at)
+        case .udpPathUse(let use):
+            buffer[at] = use ? 1 : 0
         case .datagramError(_, let code, let mtu, let endpoint):
             buffer[at] = code.rawValue
             buffer.writeU16(mtu, at: at + 1)

@@ -18,13 +18,17 @@ public enum FrameError: Error, Hashable, Sendable, CustomStringConvertible {
     case badDomain
     /// A RESET or GO_AWAY reason this version does not know.
     case badReason(UInt8)
-    /// A carrier frame (PING, PONG, GO_AWAY, HELLO) on a stream other than 0, or a stream frame on stream 0.
+    /// A carrier frame (PING, PONG, GO_AWAY, HELLO, UDP_PATH, UDP_PATH_USE) on a stream other than 0, or a stream frame on stream 0.
     case badStream(FrameType, UInt32)
     /// A DATAGRAM whose flags set a bit other than MORE (bit 0) and ENDPOINT (bit 1).
     case badDatagramFlags(UInt8)
     /// A DATAGRAM_ERROR code other than 1 (port unreachable), 2 (unreachable), 3 (too big) or 4
     /// (forbidden).
     case badDatagramErrorCode(UInt8)
+    /// A UDP_PATH whose index is 0, which no path has.
+    case badPathIndex
+    /// A UDP_PATH_USE whose flag is neither 0 nor 1.
+    case badPathUse(UInt8)
 
     public var description: String {
         switch self {
@@ -47,6 +51,10 @@ public enum FrameError: Error, Hashable, Sendable, CustomStringConvertible {
             return "DATAGRAM with flags \(flags): only bits 0 (MORE) and 1 (ENDPOINT) are defined"
         case .badDatagramErrorCode(let code):
             return "DATAGRAM_ERROR with unknown code \(code): expected 1, 2, 3 or 4"
+        case .badPathIndex:
+            return "UDP_PATH with index 0, which no path has"
+        case .badPathUse(let flag):
+            return "UDP_PATH_USE with flag \(flag): expected 0 or 1"
         }
     }
 }

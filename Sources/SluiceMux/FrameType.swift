@@ -12,11 +12,14 @@ public enum FrameType: UInt8, Hashable, Sendable, CaseIterable, CustomStringConv
     case datagram = 0x0A
     case datagramError = 0x0B
     case hello = 0x0C
+    case udpPath = 0x0D
+    case udpPathUse = 0x0E
 
-    /// PING, PONG, GO_AWAY and HELLO concern the carrier and travel on stream 0; all others on a stream.
+    /// PING, PONG, GO_AWAY, HELLO, UDP_PATH and UDP_PATH_USE concern the carrier and travel on
+    /// stream 0; all others on a stream.
     public var isCarrierFrame: Bool {
         switch self {
-        case .ping, .pong, .goAway, .hello: return true
+        case .ping, .pong, .goAway, .hello, .udpPath, .udpPathUse: return true
         default: return false
         }
     }
@@ -36,6 +39,8 @@ public enum FrameType: UInt8, Hashable, Sendable, CaseIterable, CustomStringConv
         case .datagram: return "DATAGRAM"
         case .datagramError: return "DATAGRAM_ERROR"
         case .hello: return "HELLO"
+        case .udpPath: return "UDP_PATH"
+        case .udpPathUse: return "UDP_PATH_USE"
         }
     }
 }

@@ -12,6 +12,8 @@ public enum MuxError: Error, CustomStringConvertible, Sendable {
     case peerWentAway(ResetReason)
     /// A HELLO frame the feature negotiation does not allow (docs/protocol.md §1.1).
     case unexpectedHello(HelloProblem)
+    /// A UDP_PATH or UDP_PATH_USE frame out of turn (docs/protocol.md §8).
+    case unexpectedPathFrame(FrameType, PathFrameProblem)
 
     public var description: String {
         switch self {
@@ -21,6 +23,7 @@ public enum MuxError: Error, CustomStringConvertible, Sendable {
         case .unexpectedOpen(let s): return "peer tried to open stream \(s), which only the client may do"
         case .peerWentAway(let reason): return "peer went away (\(reason))"
         case .unexpectedHello(let problem): return "peer sent HELLO out of turn: \(problem)"
+        case .unexpectedPathFrame(let type, let problem): return "peer sent \(type) out of turn: \(problem)"
         }
     }
 }

@@ -13,10 +13,30 @@ public protocol MuxSessionDelegate: AnyObject {
     func sessionNeedsFlush(_ session: MuxSession)
     /// The peer answered a PING with `opaque` (the carrier's keepalive measures round trips with it).
     func session(_ session: MuxSession, didReceivePong opaque: UInt64)
+    /// Relay side: the client's HELLO arrived; `features` are in effect from now on.
+    func session(_ session: MuxSession, didNegotiate features: CarrierFeatures)
+    /// Client side: the relay offers a UDP path for this carrier with `index` (UDP_PATH, §8).
+    func session(_ session: MuxSession, didOfferUDPPath index: UInt32)
+    /// Relay side: the client asks for this carrier's datagrams on the UDP path, or no longer
+    /// (UDP_PATH_USE, §8).
+    func session(_ session: MuxSession, peerUsesUDPPath use: Bool)
 }
 
 extension MuxSessionDelegate {
     public func session(_ session: MuxSession, didReceivePong opaque: UInt64) {}
+    public func session(_ session: MuxSession, didNegotiate features: CarrierFeatures) {}
+    public func session(_ session: MuxSession, didOfferUDPPath index: UInt32) {}
+    public func session(_ session: MuxSession, peerUsesUDPPath use: Bool) {}
+}
+
+/// Another way for an association's datagrams than the carrier: the UDP path of docs/protocol.md §8.
+/// A session with one (`MuxSession.datagramPath`) offers it every datagram of an open association
+/// first, and encodes on the carrier only what it refuses. Loop-confined like the session.
+public protocol MuxDatagramPath: AnyObject {
+    /// Sends one datagram of association `stream` to (client) or from (relay) `endpoint`; true when
+    /// the path took it (sent, or dropped and counted as UDP may be), false when it cannot carry it
+    /// now — not validated, not in use, too big for it — and the carrier must.
+    func send(stream: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) -> Bool
 }
 
 /// Multiplexing on one carrier: stream table, flow control and frame encoding (docs/protocol.md §3–4).
@@ -41,6 +61,11 @@ public final class MuxSession {
     private var negotiation: FeatureNegotiation
     /// Whether any frame arrived yet (HELLO must be the first).
     private var receivedFrame = false
+    /// The UDP path this carrier's open associations send their datagrams on when it takes them
+    /// (docs/protocol.md §8); nil: all go on the carrier.
+    public var datagramPath: MuxDatagramPath?
+    /// Relay: UDP_PATH was sent; client: UDP_PATH arrived. At most once per carrier.
+    public private(set) var udpPathOffered = false
 
     /// - Parameter relayFeatures: the feature bits of handshake message 2 (docs/protocol.md §1.1) —
     ///   on the client what the relay advertised, on the relay what it advertised. A client that was
@@ -63,6 +88,9 @@ public final class MuxSession {
 
     /// Live streams on this carrier.
     public var streamCount: Int { streams.count }
+
+    /// Live UDP associations among them.
+    public private(set) var associationCount = 0
 
     /// Bytes the carrier can still take before its budget is used up.
     public var budgetRemaining: Int {
@@ -90,6 +118,7 @@ public final class MuxSession {
         let stream = MuxStream(id: id, session: self, sendCredit: 0, receiveWindow: window, isAssociation: datagrams)
         stream.handler = handler
         streams[id] = stream
+        if datagrams { associationCount += 1 }
         append(.open(stream: id, window: UInt32(window), proto: datagrams ? .udp : .tcp, destination: destination))
         return stream
     }
@@ -114,7 +143,12 @@ public final class MuxSession {
 
     /// Encodes one whole datagram, split over frames (and records) as needed; false, encoding
     /// nothing, when the carrier budget cannot take it (docs/protocol.md §6: dropped, never queued).
+    ///
+    /// An association the peer knows about (client: OPEN_OK arrived) offers it to `datagramPath`
+    /// first; a datagram sent before then rides the carrier, right behind its OPEN, so that it never
+    /// reaches the relay before the association does.
     func encodeDatagram(stream: MuxStream, endpoint: SocketEndpoint, _ payload: UnsafeRawBufferPointer) -> Bool {
+        if stream.isOpen, let path = datagramPath, path.send(stream: stream.id, endpoint: endpoint, payload: payload) { return true }
         guard !isClosed, payload.count <= FrameEncoder.maximumDatagram,
               budgetRemaining >= payload.count + FrameEncoder.datagramOverhead(endpoint: endpoint) else { return false }
         var rest = payload
@@ -149,6 +183,32 @@ public final class MuxSession {
 
     /// Sends GO_AWAY: we will open or accept no new streams.
     public func goAway(_ reason: ResetReason) { append(.goAway(reason)) }
+
+    // MARK: UDP path (docs/protocol.md §8)
+
+    /// Relay side: offers the client a UDP path for this carrier with `index` (UDP_PATH), once,
+    /// where the feature is in effect.
+    public func offerUDPPath(index: UInt32) {
+        precondition(role == .relay && features.contains(.udpPath) && !udpPathOffered && index != 0, "UDP_PATH out of turn")
+        udpPathOffered = true
+        append(.udpPath(index: index))
+    }
+
+    /// Client side: tells the relay whether to send this carrier's datagrams on the UDP path
+    /// (UDP_PATH_USE), after it offered one.
+    public func useUDPPath(_ use: Bool) {
+        precondition(role == .client && udpPathOffered, "UDP_PATH_USE before UDP_PATH")
+        append(.udpPathUse(use))
+    }
+
+    /// A datagram of association `id` that arrived on the UDP path: delivered like one from DATAGRAM
+    /// frames. False when no such association is live — the path is not ordered with the carrier, so
+    /// a datagram may cross the RESET that closed it; it is dropped, never a protocol error.
+    public func receivePathDatagram(stream id: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) -> Bool {
+        guard !isClosed, let stream = streams[id], stream.isAssociation, !stream.isClosed else { return false }
+        stream.handler?.stream(stream, didReceiveDatagram: payload, endpoint: endpoint)
+        return true
+    }
 
     private func append(_ frame: Frame) {
         guard !isClosed else { return }
@@ -217,6 +277,7 @@ public final class MuxSession {
     }
 
     func remove(_ stream: MuxStream) {
+        if stream.isAssociation && streams[stream.id] === stream { associationCount -= 1 }
         stream.isClosed = true
         stream.handler = nil
         streams[stream.id] = nil
@@ -226,8 +287,10 @@ public final class MuxSession {
     public func close(_ reason: ResetReason, message: String) {
         guard !isClosed else { return }
         isClosed = true
+        datagramPath = nil
         let all = streams.values.sorted { $0.id < $1.id }
         streams.removeAll()
+        associationCount = 0
         waiting.removeAll()
         record.removeAll()
         for stream in all {
@@ -298,6 +361,7 @@ public final class MuxSession {
             let stream = MuxStream(id: id, session: self, sendCredit: association ? 0 : Int(window),
                                    receiveWindow: association ? 0 : settings.streamWindow, isAssociation: association)
             streams[id] = stream
+            if association { associationCount += 1 }
             delegate.session(self, didRequest: stream, to: destination)
         case .openOK(let id, let window):
             guard let stream = try liveStream(id, "OPEN_OK") else { return }
@@ -335,6 +399,18 @@ public final class MuxSession {
             stream.handler?.stream(stream, datagramTo: endpoint, failed: code, mtu: Int(mtu))
         case .hello(let offered):
             try negotiation.receiveHello(offered, isFirstFrame: isFirstFrame)
+            delegate.session(self, didNegotiate: negotiation.inEffect)
+        case .udpPath(let index):
+            guard role == .client else { throw .unexpectedPathFrame(.udpPath, .wrongEnd) }
+            guard features.contains(.udpPath) else { throw .unexpectedPathFrame(.udpPath, .notNegotiated) }
+            guard !udpPathOffered else { throw .unexpectedPathFrame(.udpPath, .repeated) }
+            udpPathOffered = true
+            delegate.session(self, didOfferUDPPath: index)
+        case .udpPathUse(let use):
+            guard role == .relay else { throw .unexpectedPathFrame(.udpPathUse, .wrongEnd) }
+            guard features.contains(.udpPath) else { throw .unexpectedPathFrame(.udpPathUse, .notNegotiated) }
+            guard udpPathOffered else { throw .unexpectedPathFrame(.udpPathUse, .notOffered) }
+            delegate.session(self, peerUsesUDPPath: use)
         }
     }
 

@@ -44,6 +44,9 @@ public final class RelayServer {
     var scratch = [UInt8](repeating: 0, count: 64 * 1024)
     /// What associations send to destinations, sent together after each carrier read's records.
     let outgoingDatagrams: DatagramBatch
+    /// The UDP path beside the carriers (docs/protocol.md §8), on the listener's port; nil when that
+    /// UDP port could not be bound, and then the relay does not advertise the feature.
+    private(set) var udpPath: RelayUDPPath?
     private var carrierCounter = 0
     /// Where `reload()` reads the settings again (the command line and config file the relay
     /// started with); nil when the relay was given settings only.
@@ -70,7 +73,7 @@ public final class RelayServer {
         self.loop = loop
         self.settingsSource = settingsSource
         outgoingDatagrams = DatagramBatch(loop: loop)
-        responder = Self.responder(for: settings)
+        responder = Self.responder(for: settings, udpPath: false)
         listener = try Socket.listen(on: settings.listen)
         do {
             listeningEndpoint = try listener.localEndpoint()
@@ -79,11 +82,23 @@ public final class RelayServer {
             throw error
         }
         try loop.register(fd: listener.fd, events: [.readable]) { [unowned self] _ in self.acceptAll() }
-        Log.info("relay listening on \(listeningEndpoint), \(settings.allowedClients.count) client key(s) allowed", "relay")
+        if settings.mux.features.contains(.udpPath) {
+            do {
+                udpPath = try RelayUDPPath(listen: listeningEndpoint, relay: self, loop: loop)
+            } catch {
+                Log.warning("no UDP path: \(error); clients carry UDP flows on their carriers", "relay")
+            }
+        }
+        responder = Self.responder(for: settings, udpPath: udpPath != nil)
+        Log.info("relay listening on \(listeningEndpoint)\(udpPath != nil ? " (TCP and UDP)" : ""), "
+                 + "\(settings.allowedClients.count) client key(s) allowed", "relay")
     }
 
-    static func responder(for settings: RelaySettings) -> SluiceResponder {
-        SluiceResponder(localStatic: settings.privateKey, psk: settings.psk, features: settings.mux.features.rawValue)
+    /// Message 2 advertises the settings' features, less the UDP path when its socket is missing.
+    static func responder(for settings: RelaySettings, udpPath: Bool) -> SluiceResponder {
+        var features = settings.mux.features
+        if !udpPath { features.remove(.udpPath) }
+        return SluiceResponder(localStatic: settings.privateKey, psk: settings.psk, features: features.rawValue)
     }
 
     /// Closes the listener and every carrier.
@@ -93,6 +108,8 @@ public final class RelayServer {
         for h in Array(handshakes.values) { h.abandon() }
         for entry in Array(carriers.values) { entry.carrier.close(.localShutdown) }
         carriers.removeAll()
+        udpPath?.shutdown()
+        udpPath = nil
     }
 
     /// Connections accepted and not yet through their handshake.
@@ -161,6 +178,11 @@ public final class RelayServer {
         carrier.onStreamRequest = { [unowned self] stream, destination in self.open(stream, to: destination, client: id) }
         carrier.onRecordsDelivered = { [unowned self] in self.outgoingDatagrams.flush() }
         carrier.readDelay = { [unowned self] in self.openRates[id]?.wait(now: self.loop.now) ?? 0 }
+        if udpPath != nil && carrier.pathKeys != nil {
+            carrier.onFeaturesNegotiated = { [unowned self, unowned carrier] features in
+                if features.contains(.udpPath) { self.udpPath?.open(for: carrier, client: id) }
+            }
+        }
         carrier.onClose = { [unowned self] carrier, end in
             self.carriers[ObjectIdentifier(carrier)] = nil
             Log.info("carrier \(carrier.label) down: \(end)", "relay")
@@ -191,6 +213,6 @@ public final class RelayServer {
     /// Replaces the settings a reload may change (`RelayServer+Reload.swift` says which).
     func replaceSettings(_ new: RelaySettings) {
         settings = new
-        responder = Self.responder(for: new)
+        responder = Self.responder(for: new, udpPath: udpPath != nil)
     }
 }

@@ -22,6 +22,8 @@ public struct RelayStatistics: Sendable, Codable, Equatable {
         public var carriers: Int
         public var streams: Int
         public var udpMappings: Int
+        /// Its carriers whose UDP path it validated and uses (docs/protocol.md §8).
+        public var udpPaths: Int
         /// Bytes on its carriers' sockets (encrypted records), toward the client and from it.
         public var bytesSent: Int
         public var bytesReceived: Int
@@ -50,7 +52,8 @@ extension RelayServer {
         for entry in carriers.values {
             var client = byClient[entry.client] ?? .init(
                 publicKey: entry.client.description, addresses: [], carriers: 0, streams: streamsPerClient[entry.client] ?? 0,
-                udpMappings: idleAssociations[entry.client]?.count ?? 0, bytesSent: 0, bytesReceived: 0, lastHandshake: 0)
+                udpMappings: idleAssociations[entry.client]?.count ?? 0,
+                udpPaths: udpPath?.pathsInUse(of: entry.client) ?? 0, bytesSent: 0, bytesReceived: 0, lastHandshake: 0)
             client.addresses.append(entry.peer)
             client.carriers += 1
             client.bytesSent += entry.carrier.bytesSent
@@ -67,7 +70,26 @@ extension RelayServer {
             "datagram-to-client": counters.datagramsDroppedToClient,
         ]
         for (reason, count) in counters.streamsRefused { drops["stream-refused-\(reason.name)"] = count }
-        let events = ["carriers-established": counters.carriersEstablished, "connections-without-data": counters.emptyConnections]
+        var events = ["carriers-established": counters.carriersEstablished, "connections-without-data": counters.emptyConnections]
+        if let path = udpPath?.counters {
+            drops.merge([
+                "udp-path-malformed": path.malformed,
+                "udp-path-unknown-index": path.unknownIndex,
+                "udp-path-unauthenticated": path.unauthenticated,
+                "udp-path-replayed": path.replayed,
+                "udp-path-unknown-stream": path.unknownStream,
+                "udp-path-send-failed": path.sendFailed,
+            ]) { $0 + $1 }
+            events.merge([
+                "udp-paths-offered": path.sessions,
+                "udp-path-packets-in": path.packetsIn,
+                "udp-path-datagrams-in": path.datagramsIn,
+                "udp-path-datagrams-out": path.datagramsOut,
+                "udp-path-probes-answered": path.probesAnswered,
+                "udp-path-roamed": path.roamed,
+                "udp-path-too-big-for-path": path.tooBig,
+            ]) { $0 + $1 }
+        }
         return RelayStatistics(
             listen: "\(listeningEndpoint)", carriers: carriers.count, pendingHandshakes: pendingHandshakes,
             clients: byClient.values.sorted { $0.publicKey < $1.publicKey },

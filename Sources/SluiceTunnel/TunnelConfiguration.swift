@@ -56,6 +56,14 @@ public struct TunnelConfiguration: Sendable {
     /// When carriers ping the relay and give up on a silent one (`--ping-interval`, `--ping-misses`).
     public var keepalive = KeepaliveSettings.client
 
+    /// Whether UDP flows may travel on the relay's encrypted UDP path where it offers one and it
+    /// answers (docs/protocol.md §8; `--udp-path auto`); false sends every datagram on the carriers
+    /// (`--udp-path off`). It is the UDP path feature bit of `mux.features`, which HELLO offers.
+    public var udpPath: Bool {
+        get { mux.features.contains(.udpPath) }
+        set { if newValue { mux.features.insert(.udpPath) } else { mux.features.remove(.udpPath) } }
+    }
+
     /// Flows go to a Sluice relay.
     public init(relay: SocketEndpoint, relayPublicKey: PublicKey, privateKey: PrivateKey, psk: PresharedKey? = nil) {
         self.init(relays: [Relay(endpoint: relay, publicKey: relayPublicKey)], privateKey: privateKey, psk: psk)

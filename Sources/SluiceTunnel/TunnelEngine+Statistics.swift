@@ -51,7 +51,7 @@ extension TunnelEngine {
         ]
         return TunnelStatistics(
             state: state, relay: upstream.name, relayPublicKey: relayPublicKey, relays: upstream.relayStatistics(),
-            carriers: upstream.statistics(),
+            carriers: upstream.statistics(), udpPath: upstream.udpPath,
             flows: .init(tcp: stack.flowCount, tcpOpening: stack.heldSYNCount, udpMappings: udp.mappingCount),
             traffic: .init(
                 packetsFromApplications: counters.packetsIn, bytesFromApplications: counters.bytesIn,

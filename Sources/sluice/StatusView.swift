@@ -19,6 +19,8 @@ enum StatusView {
             for r in s.relays {
                 lines.append("    \(r.endpoint), key \(r.publicKey): \(r.health.rawValue)" + (r.takesNewFlows ? ", takes new flows" : "")
                     + (r.carriers > 0 ? ", \(r.carriers) carrier\(r.carriers == 1 ? "" : "s"), \(r.streams) stream\(r.streams == 1 ? "" : "s")" : ""))
+                // Each carrier's UDP path goes to its own relay: one line per relay.
+                if let path = r.udpPath { lines.append(udpPath(path, indent: "      ")) }
             }
         } else {
             lines.append(s.relayPublicKey.isEmpty ? "  upstream: \(s.relay)" : "  relay: \(s.relay), key \(s.relayPublicKey)")
@@ -43,8 +45,25 @@ enum StatusView {
             if c.state != .up && c.state != .draining, let error = c.lastError { line += " — last: \(error)" }
             lines.append(line)
         }
+        if s.relays.count <= 1, let path = s.udpPath { lines.append(udpPath(path)) }
         lines.append("  drops: " + counts(s.drops))
         return lines.joined(separator: "\n")
+    }
+
+    /// "  UDP path: up (2 of 2 carriers), rtt 0.21 ms, 1,200 datagrams sent, 1,180 received, 3 on the
+    /// carrier (too big), 1 fallback"; or why there is none.
+    static func udpPath(_ p: UDPPathStatistics, indent: String = "  ") -> String {
+        var line = "\(indent)UDP path: \(p.state.rawValue)"
+        if !p.paths.isEmpty {
+            let up = p.paths.filter { $0.state == .up }.count
+            line += " (\(up) of \(p.paths.count) carrier\(p.paths.count == 1 ? "" : "s") up)"
+        }
+        if let rtt = p.paths.compactMap(\.rttMicroseconds).min() { line += ", rtt \(milliseconds(rtt))" }
+        if p.datagramsSent + p.datagramsReceived > 0 { line += ", \(p.datagramsSent) datagrams sent, \(p.datagramsReceived) received" }
+        if p.tooBigForPath > 0 { line += ", \(p.tooBigForPath) too big (on the carrier)" }
+        if p.fallbacks > 0 { line += ", \(p.fallbacks) fallback\(p.fallbacks == 1 ? "" : "s")" }
+        if p.state == .fallback, let why = p.lastFallback { line += " — \(why)" }
+        return line
     }
 
     static func relay(_ status: RelayStatus, now: Double) -> String {
@@ -55,7 +74,8 @@ enum StatusView {
         for c in s.clients {
             lines.append("  client \(c.publicKey) from \(c.addresses.joined(separator: ", "))")
             lines.append("    \(c.carriers) carrier\(c.carriers == 1 ? "" : "s"), \(c.streams) stream\(c.streams == 1 ? "" : "s"), "
-                + "\(c.udpMappings) UDP mapping\(c.udpMappings == 1 ? "" : "s"), sent \(bytes(c.bytesSent)), received \(bytes(c.bytesReceived)), "
+                + "\(c.udpMappings) UDP mapping\(c.udpMappings == 1 ? "" : "s")"
+                + (c.udpPaths > 0 ? " (\(c.udpPaths) UDP path\(c.udpPaths == 1 ? "" : "s"))" : "") + ", sent \(bytes(c.bytesSent)), received \(bytes(c.bytesReceived)), "
                 + "handshake \(duration(now - c.lastHandshake)) ago")
         }
         lines.append("  drops: " + counts(s.drops))

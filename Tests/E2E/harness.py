@@ -538,6 +538,24 @@ def wait_client_up(topo: Topology, proc: Proc, timeout: float = 15) -> None:
     wait_for(up, timeout, what=f"sluice up to create {TUN}")
 
 
+def start_with_old_peer(runner: Runner, topo: Topology, old_bin: str, old: str, relay_extra: Sequence[str] = (),
+                        client_extra: Sequence[str] = ()) -> tuple[Proc, Proc]:
+    """A relay and `sluice up` in `topo`, one of them (`old` = "client" or "relay") run from `old_bin`, a
+    binary from before some protocol feature; returns (relay, client) once a first request went
+    through. The compatibility tests of each feature start their pair here."""
+    relay_key, client_key = make_keypair(runner.workdir, "relay"), make_keypair(runner.workdir, "client")
+    r_argv = relay_argv(relay_key, [client_key.public], extra=relay_extra)
+    c_argv = client_argv(f"{netns.RELAY_CLIENT_SIDE_V4}:{RELAY_PORT}", relay_key.public, client_key, extra=client_extra)
+    (r_argv if old == "relay" else c_argv)[0] = old_bin
+    relay = runner.start("relay", r_argv, ns=topo.relay)
+    wait_relay_listening(topo, relay)
+    client = runner.start("client", c_argv, ns=topo.client)
+    wait_client_up(topo, client)
+    wait_for(lambda: curl(topo, ["-o", "/dev/null", url(topo, "ipv4", "/bytes/1")], max_time=2).ok, 15,
+             interval=0.2, what="a first request")
+    return relay, client
+
+
 # -- curl -----------------------------------------------------------------------------------------
 
 @dataclass

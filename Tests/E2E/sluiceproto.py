@@ -31,12 +31,15 @@ PROTOCOL_NAME = b"Noise_IKpsk2_25519_ChaChaPoly_SHA256"
 PROLOGUE = b"sluice/1"
 
 # Frame types (§3).
-OPEN, OPEN_OK, DATA, CREDIT, FIN, RESET, PING, PONG, GO_AWAY, DATAGRAM, DATAGRAM_ERROR, HELLO = range(1, 13)
+OPEN, OPEN_OK, DATA, CREDIT, FIN, RESET, PING, PONG, GO_AWAY, DATAGRAM, DATAGRAM_ERROR, HELLO, UDP_PATH, UDP_PATH_USE = range(1, 15)
 NAMES = {1: "OPEN", 2: "OPEN_OK", 3: "DATA", 4: "CREDIT", 5: "FIN", 6: "RESET", 7: "PING", 8: "PONG",
-         9: "GO_AWAY", 10: "DATAGRAM", 11: "DATAGRAM_ERROR", 12: "HELLO"}
+         9: "GO_AWAY", 10: "DATAGRAM", 11: "DATAGRAM_ERROR", 12: "HELLO", 13: "UDP_PATH", 14: "UDP_PATH_USE"}
 # Reset reasons.
 CLOSED, REFUSED, UNREACHABLE, TIMED_OUT, LIMIT, PROTOCOL_ERROR, FORBIDDEN = range(7)
 FEATURE_POLICY_REFUSALS = 1
+FEATURE_UDP_PATH = 2
+# UDP path packet kinds (§8).
+PATH_DATAGRAM, PATH_PROBE, PATH_PROBE_REPLY = 1, 2, 3
 
 
 def _hmac(key: bytes, data: bytes) -> bytes:
@@ -326,6 +329,39 @@ class Carrier:
             self.sock.close()
         except OSError:
             pass
+
+
+class UDPPath:
+    """The client end of a carrier's UDP path (§8), from the carrier's record keys and the index of
+    the relay's UDP_PATH frame: packets sealed and opened by hand, counters chosen by the caller."""
+
+    def __init__(self, carrier: Carrier, index: int) -> None:
+        self.index = index
+        self.k_send = _hmac(carrier.out.key, b"sluice udp path")
+        self.k_receive = _hmac(carrier.inbound.key, b"sluice udp path")
+        self.counter = 0
+
+    @staticmethod
+    def header(kind: int, index: int, counter: int) -> bytes:
+        return bytes([kind, 0, 0, 0]) + struct.pack(">IQ", index, counter)
+
+    def seal(self, kind: int, plaintext: bytes, counter: int | None = None) -> bytes:
+        if counter is None:
+            counter, self.counter = self.counter, self.counter + 1
+        head = self.header(kind, self.index, counter)
+        return head + ChaCha20Poly1305(self.k_send).encrypt(_noise_nonce(counter), plaintext, head)
+
+    def open(self, packet: bytes) -> tuple[int, int, bytes]:
+        """(kind, counter, plaintext) of a packet from the relay; raises if it does not authenticate."""
+        kind, index, counter = packet[0], *struct.unpack(">IQ", packet[4:16])
+        assert index == self.index, f"index {index}, expected {self.index}"
+        return kind, counter, ChaCha20Poly1305(self.k_receive).decrypt(_noise_nonce(counter), packet[16:], packet[:16])
+
+    def probe(self, opaque: int, padding: int = 0) -> bytes:
+        return self.seal(PATH_PROBE, struct.pack(">Q", opaque) + bytes(padding))
+
+    def datagram(self, stream: int, host: str, port: int, data: bytes) -> bytes:
+        return self.seal(PATH_DATAGRAM, struct.pack(">I", stream) + endpoint_bytes(host, port) + data)
 
 
 def _recv_exactly(s: socket.socket, n: int) -> bytes:

@@ -36,6 +36,9 @@ PING = ["--ping-interval", "0.5", "--ping-misses", "3"]
 STALL_FOUND_WITHIN = 1.5  # --ping-interval × --ping-misses
 MEMORY_SLACK_KIB = 4096  # what the allocator keeps after the first fault (module doc); measured up to 3.1 MiB
 SECOND_FAULT_KIB = 2048  # the client's RssAnon moves by up to 1.6 MiB between cycles on its own
+# A stall holds the stalled carrier's queues beside the new carrier's until it ends (module doc), so
+# the relay may keep a little more after the second: 2,056 KiB more was seen once in a full-suite run.
+STALL_EXTRA_KIB = 1024
 ENDLESS = 1 << 34  # a firehose that outlasts any fault
 
 
@@ -102,8 +105,9 @@ def test_fault_breaks_the_carrier(make_tunnel, name):
         report_memory(f"{name} #{cycle}", baseline, after)
         if first is None:
             first = after
+        slack = SECOND_FAULT_KIB + (STALL_EXTRA_KIB if name == "stall" else 0)
         for proc in ("client", "relay"):
-            assert after[proc]["RssAnon"] <= first[proc]["RssAnon"] + SECOND_FAULT_KIB, \
+            assert after[proc]["RssAnon"] <= first[proc]["RssAnon"] + slack, \
                 f"{proc} RssAnon grew from {first[proc]['RssAnon']} to {after[proc]['RssAnon']} KiB between two {name} faults"
     assert t.client.alive() and t.relay.alive()
 

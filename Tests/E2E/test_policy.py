@@ -392,17 +392,7 @@ def test_with_an_old_peer(runner, topology, servers, banner, old):
     wd = runner.workdir
     topology.exec(topology.relay, ["ip", "addr", "add", f"{METADATA}/32", "dev", "lo"], check=True)
     banner.tcp(METADATA, 80, SECRET)
-    relay_key, client_key = h.make_keypair(wd, "relay"), h.make_keypair(wd, "client")
-    relay_argv = h.relay_argv(relay_key, [client_key.public])
-    client_argv = h.client_argv(f"{netns.RELAY_CLIENT_SIDE_V4}:{h.RELAY_PORT}", relay_key.public, client_key,
-                                extra=["--route", f"{METADATA}/32"])
-    (relay_argv if old == "relay" else client_argv)[0] = OLD_BIN
-    relay = runner.start("relay", relay_argv, ns=topology.relay)
-    h.wait_relay_listening(topology, relay)
-    client = runner.start("client", client_argv, ns=topology.client)
-    h.wait_client_up(topology, client)
-    h.wait_for(lambda: h.curl(topology, ["-o", "/dev/null", h.url(topology, "ipv4", "/bytes/1")], max_time=2).ok, 15,
-               interval=0.2, what="a first request")
+    relay, client = h.start_with_old_peer(runner, topology, OLD_BIN, old, client_extra=["--route", f"{METADATA}/32"])
     import content
     size = 8 * content.MiB
     out = wd / "down.bin"

@@ -113,6 +113,11 @@ def test_spread_uses_both_relays(runner, topology, servers):
         for r, n in zip((a, b), counts):
             assert f"    {r.endpoint}, key {r.key.public}: up, takes new flows, 1 carrier, {n} streams" in table, table
             assert f"  carrier #1 to {r.endpoint}: up" in table, table
+        # Each carrier's UDP path goes to its own relay: a line for each relay's, under the relay's.
+        lines = table.splitlines()
+        for r in (a, b):
+            at = next(i for i, line in enumerate(lines) if line.startswith(f"    {r.endpoint}, key "))
+            assert lines[at + 1].startswith("      UDP path: "), table
     finally:
         for s in flows:
             if s:

@@ -123,7 +123,7 @@ final class ArgumentParserTests: XCTestCase {
                       "log-level", "config", "help"],
             "up": ["relay", "relay-public-key", "private-key", "psk", "relays", "relay-policy", "upstream", "tun", "address", "route", "mtu", "carriers", "fwmark",
                    "table", "dns", "dns-domain", "resolver", "route-all", "exclude", "route-local", "kill-switch", "no-ipv6", "app-cgroup",
-                   "udp-timeout", "max-udp-mappings", "ping-interval", "ping-misses", "log-level", "config", "help"],
+                   "udp-timeout", "max-udp-mappings", "udp-path", "ping-interval", "ping-misses", "log-level", "config", "help"],
             "down": ["tun", "log-level", "help"],
             "status": ["tun", "relay", "control", "json", "watch", "help"],
             "exec": ["tun", "bypass", "log-level", "help"],

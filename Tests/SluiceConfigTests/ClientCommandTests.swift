@@ -48,6 +48,9 @@ final class ClientCommandTests: KeyFilesTestCase {
         XCTAssertEqual(defaults.dns, [])
         XCTAssertEqual(defaults.udpTimeout, .seconds(60))
         XCTAssertEqual(defaults.maxUDPMappings, 1024)
+        XCTAssertEqual(defaults.udpPath, .auto)
+        XCTAssertEqual(try parseUp(minimal(["--udp-path", "off"])).udpPath, .off)
+        assertConfigError(parsing(["up"] + minimal(["--udp-path", "on"])), contains: ["--udp-path", "on", "auto or off"])
 
         let config = try parseUp(minimal(["--dns", "10.20.0.2", "--dns", "fd20::2", "--dns", "10.20.0.2",
                                           "--udp-timeout", "2.5", "--max-udp-mappings", "8"]))

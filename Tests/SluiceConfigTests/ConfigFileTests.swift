@@ -56,7 +56,7 @@ final class ConfigFileTests: XCTestCase {
 
     func testClientFromJSON() throws {
         try writeKeys()
-        let path = try dir.write("etc/client.json", clientJSON(#", "psk": "keys/psk.key", "mtu": 1400, "carriers": 4, "fwmark": "0x100", "table": 300"#))
+        let path = try dir.write("etc/client.json", clientJSON(#", "psk": "keys/psk.key", "mtu": 1400, "carriers": 4, "fwmark": "0x100", "table": 300, "udpPath": "off""#))
         let config = try parseUp(["--config", path])
         XCTAssertEqual(config.relays, [RelayEntry(endpoint: SocketEndpoint("10.10.0.2:7000")!, publicKey: TestKeys.relayPublic)])
         XCTAssertEqual(config.privateKey, TestKeys.client)
@@ -67,6 +67,7 @@ final class ConfigFileTests: XCTestCase {
         XCTAssertEqual(config.carriers, 4)
         XCTAssertEqual(config.fwmark, 0x100)
         XCTAssertEqual(config.table, 300)
+        XCTAssertEqual(config.udpPath, .off)
     }
 
     func testFwmarkAsJSONNumber() throws {

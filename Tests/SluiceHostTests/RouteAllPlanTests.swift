@@ -64,6 +64,7 @@ final class RouteAllPlanTests: XCTestCase {
             \t\ttype filter hook output priority filter; policy drop;
             \t\toifname "lo" accept
             \t\tmeta mark 0x534c ip daddr 10.30.0.2 tcp dport 7000 accept
+            \t\tmeta mark 0x534c ip daddr 10.30.0.2 udp dport 7000 accept
             \t\ticmpv6 type { nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert } ip6 hoplimit 255 accept
             \t\toifname "sluice0" accept
             \t\tudp sport 68 udp dport 67 accept
@@ -79,6 +80,18 @@ final class RouteAllPlanTests: XCTestCase {
 
             """)
         XCTAssertEqual(ruleset.description, "nftables table inet sluice (kill switch)")
+    }
+
+    func testKillSwitchLetsCarriersAndUDPPathsThroughToEveryRelay() {
+        let relays = [SocketEndpoint("10.30.0.2:7000")!, SocketEndpoint("[fd30::3]:7100")!]
+        let text = FirewallRuleset(tun: "s", relays: relays, fwmark: 0x534c, killSwitch: true, blockIPv6: false).text
+        let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let reject = lines.firstIndex(of: "counter reject with icmpx type admin-prohibited")!
+        for rule in ["meta mark 0x534c ip daddr 10.30.0.2 tcp dport 7000 accept", "meta mark 0x534c ip daddr 10.30.0.2 udp dport 7000 accept",
+                     "meta mark 0x534c ip6 daddr fd30::3 tcp dport 7100 accept", "meta mark 0x534c ip6 daddr fd30::3 udp dport 7100 accept"] {
+            XCTAssertLessThan(lines.firstIndex(of: rule) ?? .max, reject, "each relay's carriers and UDP path pass: \(rule)\n\(text)")
+        }
+        XCTAssertFalse(text.contains("l4proto udp"), "a relay's UDP path takes its one port, not any")
     }
 
     func testIPv6BlockOnlyWithAnIPv6Relay() {
@@ -100,7 +113,7 @@ final class RouteAllPlanTests: XCTestCase {
         XCTAssertNotNil(udp, "a UDP association's port comes with each association: any port, that address, marked only")
         XCTAssertLessThan(udp ?? .max, lines.firstIndex { $0.hasPrefix("meta nfproto ipv6") }!, "before IPv6 is rejected")
         XCTAssertFalse(FirewallRuleset(tun: "s", relays: [SocketEndpoint("10.30.0.2:7000")!], fwmark: 1, killSwitch: true, blockIPv6: false).text
-            .contains("udp accept"), "a relay takes TCP only")
+            .contains("l4proto udp"), "a relay takes TCP and its UDP path's one port only")
     }
 
     func testResolverContent() {

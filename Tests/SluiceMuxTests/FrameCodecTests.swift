@@ -211,7 +211,9 @@ final class FrameCodecTests: XCTestCase {
             (0x0C, 1, "00000001", .badStream(.hello, 1)),
             (0x0C, 0, "000001", .badLength(.hello, 3)),
             (0x0C, 0, "0000000100", .badLength(.hello, 5)),
-            (0x0D, 1, "", .unknownType(13)),
+            (0x0D, 1, "00000001", .badStream(.udpPath, 1)),
+            (0x0E, 0, "0101", .badLength(.udpPathUse, 2)),
+            (0x0F, 1, "", .unknownType(15)),
             (0xFF, 0, "0102", .unknownType(255)),
         ]
         for (type, stream, payloadHex, expected) in cases {

@@ -59,7 +59,28 @@ final class FrameFixtureTests: XCTestCase {
         ("RESET forbidden", "06 0000000b 0001  06", .reset(stream: 11, reason: .forbidden, message: "")),
         ("HELLO", "0c 00000000 0004  00000001", .hello(.policyRefusals)),
         ("HELLO with unknown bits", "0c 00000000 0004  80000003", .hello(CarrierFeatures(rawValue: 0x8000_0003))),
+        ("HELLO with the UDP path", "0c 00000000 0004  00000003", .hello([.policyRefusals, .udpPath])),
+        ("UDP_PATH", "0d 00000000 0004  8badf00d", .udpPath(index: 0x8BAD_F00D)),
+        ("UDP_PATH_USE on", "0e 00000000 0001  01", .udpPathUse(true)),
+        ("UDP_PATH_USE off", "0e 00000000 0001  00", .udpPathUse(false)),
     ]
+
+    /// The UDP path's carrier frames: what does not decode, and why (docs/protocol.md §3, §8).
+    func testUDPPathFramesThatDoNotDecode() {
+        let cases: [(String, String, FrameError)] = [
+            ("index 0", "0d 00000000 0004  00000000", .badPathIndex),
+            ("UDP_PATH of 3 bytes", "0d 00000000 0003  000001", .badLength(.udpPath, 3)),
+            ("UDP_PATH of 5 bytes", "0d 00000000 0005  0000000101", .badLength(.udpPath, 5)),
+            ("UDP_PATH on a stream", "0d 00000001 0004  00000001", .badStream(.udpPath, 1)),
+            ("UDP_PATH_USE flag 2", "0e 00000000 0001  02", .badPathUse(2)),
+            ("UDP_PATH_USE empty", "0e 00000000 0000", .badLength(.udpPathUse, 0)),
+            ("UDP_PATH_USE on a stream", "0e 00000003 0001  01", .badStream(.udpPathUse, 3)),
+            ("UDP_PATH cut short", "0d 00000000 0004  0000", .truncated),
+        ]
+        for (name, bytes, expected) in cases {
+            XCTAssertEqual(decodeAll(hex(bytes)).error, expected, name)
+        }
+    }
 
     func testEncodeMatchesFixtures() throws {
         for (name, bytes, frame) in Self.fixtures {
@@ -89,11 +110,11 @@ final class FrameFixtureTests: XCTestCase {
     }
 
     func testTypeAndReasonNumbers() {
-        XCTAssertEqual(FrameType.allCases.map(\.rawValue), Array(1...12))
+        XCTAssertEqual(FrameType.allCases.map(\.rawValue), Array(1...14))
         XCTAssertEqual(
             FrameType.allCases.map(\.description),
             ["OPEN", "OPEN_OK", "DATA", "CREDIT", "FIN", "RESET", "PING", "PONG", "GO_AWAY", "DATAGRAM", "DATAGRAM_ERROR",
-             "HELLO"])
+             "HELLO", "UDP_PATH", "UDP_PATH_USE"])
         XCTAssertEqual(DatagramErrorCode.allCases.map(\.rawValue), [1, 2, 3, 4])
         XCTAssertEqual(DatagramErrorCode.allCases, [.portUnreachable, .unreachable, .tooBig, .forbidden])
         XCTAssertEqual(
@@ -101,6 +122,7 @@ final class FrameFixtureTests: XCTestCase {
         XCTAssertEqual(
             ResetReason.allCases, [.closed, .refused, .unreachable, .timedOut, .limit, .protocolError, .forbidden])
         XCTAssertEqual(CarrierFeatures.policyRefusals.rawValue, 1, "docs/protocol.md §1.1: bit 0")
+        XCTAssertEqual(CarrierFeatures.udpPath.rawValue, 2, "docs/protocol.md §1.1: bit 1")
         XCTAssertEqual(ResetReason.refused.description, "the destination refused the connection")
     }
 }

@@ -10,13 +10,14 @@ final class MuxFeatureTests: XCTestCase {
 
     func testNewClientSendsHelloFirstAndBothEndsAgree() throws {
         let pair = MuxPair(advertised: .implemented)
-        XCTAssertEqual(pair.client.features, [.policyRefusals], "the client may rely on what the relay advertised at once")
+        XCTAssertEqual(pair.client.features, .implemented, "the client may rely on what the relay advertised at once")
         XCTAssertEqual(pair.relay.features, [], "the relay waits for HELLO")
         pair.client.flush()
         let first = try decodeFrames(XCTUnwrap(pair.clientCarrier.records.first))
         XCTAssertEqual(first.first, .control(.hello(.implemented)), "HELLO is the carrier's first frame")
         try pair.pump()
-        XCTAssertEqual(pair.relay.features, [.policyRefusals])
+        XCTAssertEqual(pair.relay.features, .implemented)
+        XCTAssertEqual(pair.relayCarrier.negotiated, [.implemented], "the relay hears what is in effect")
         _ = try pair.openStream(to: destination)  // streams work as before
     }
 
@@ -29,7 +30,7 @@ final class MuxFeatureTests: XCTestCase {
         XCTAssertEqual(frames.first, .control(.hello(.implemented)))
         try pair.pump()
         XCTAssertTrue(stream.isOpen)
-        XCTAssertEqual(pair.relay.features, [.policyRefusals])
+        XCTAssertEqual(pair.relay.features, .implemented)
     }
 
     /// An old relay sends zeros in message 2: the client sends no HELLO (the old relay would close
@@ -67,8 +68,15 @@ final class MuxFeatureTests: XCTestCase {
         future.features = CarrierFeatures(rawValue: 0xFFFF_FFFF)
         let ahead = MuxPair(client: future, advertised: .implemented)
         try ahead.pump()
-        XCTAssertEqual(ahead.relay.features, [.policyRefusals], "bits the relay does not know are ignored")
-        XCTAssertEqual(ahead.client.features, [.policyRefusals])
+        XCTAssertEqual(ahead.relay.features, .implemented, "bits the relay does not know are ignored")
+        XCTAssertEqual(ahead.client.features, .implemented)
+
+        // A client of the policy-refusals days: no UDP path on that carrier.
+        var older = MuxSettings()
+        older.features = [.policyRefusals]
+        let mixed = MuxPair(client: older, advertised: .implemented)
+        try mixed.pump()
+        XCTAssertEqual(mixed.relay.features, [.policyRefusals])
     }
 
     func testHelloOutOfTurnIsAProtocolError() throws {
@@ -101,7 +109,7 @@ final class MuxFeatureTests: XCTestCase {
         try relay.receiveHello(CarrierFeatures(rawValue: 0b11), isFirstFrame: true)
         XCTAssertEqual(relay.inEffect, [.policyRefusals])
 
-        let client = FeatureNegotiation(role: .client, advertised: CarrierFeatures(rawValue: 0b10), supported: .implemented)
+        let client = FeatureNegotiation(role: .client, advertised: CarrierFeatures(rawValue: 0b100), supported: .implemented)
         XCTAssertEqual(client.helloToSend, .implemented, "any advertised bit asks for HELLO, known or not")
         XCTAssertEqual(client.inEffect, [])
         XCTAssertNil(FeatureNegotiation(role: .client, advertised: [], supported: .implemented).helloToSend)
@@ -120,6 +128,7 @@ final class MuxFeatureTests: XCTestCase {
         XCTAssertEqual(CarrierFeatures.policyRefusals.description, "policy-refusals")
         XCTAssertEqual(CarrierFeatures().description, "none")
         XCTAssertEqual(CarrierFeatures(rawValue: 0x81).description, "policy-refusals+0x80")
+        XCTAssertEqual(CarrierFeatures(rawValue: 0x03).description, "policy-refusals+udp-path")
         XCTAssertEqual("\(MuxError.unexpectedHello(.notFirst))", "peer sent HELLO out of turn: HELLO must be the carrier's first frame")
     }
 }

@@ -37,6 +37,16 @@ final class MemoryCarrier: MuxSessionDelegate {
 
     func sessionNeedsFlush(_ session: MuxSession) { flushRequests += 1 }
 
+    /// Relay side: the features each HELLO put in effect.
+    var negotiated: [CarrierFeatures] = []
+    /// Client side: UDP_PATH indexes offered; relay side: UDP_PATH_USE flags.
+    var pathOffers: [UInt32] = []
+    var pathUses: [Bool] = []
+
+    func session(_ session: MuxSession, didNegotiate features: CarrierFeatures) { negotiated.append(features) }
+    func session(_ session: MuxSession, didOfferUDPPath index: UInt32) { pathOffers.append(index) }
+    func session(_ session: MuxSession, peerUsesUDPPath use: Bool) { pathUses.append(use) }
+
     /// Removes and returns the oldest `limit` records (all by default).
     func takeRecords(upTo limit: Int = .max) -> [[UInt8]] {
         let taken = Array(records.prefix(limit))

@@ -6,8 +6,8 @@ import SluiceSystem
 
 /// What the pool tells its owner. Called on the loop thread.
 protocol CarrierPoolDelegate: AnyObject {
-    /// A carrier came up; `upCount` carriers are up now.
-    func pool(_ pool: CarrierPool, carrierUp label: String, index: Int, upCount: Int)
+    /// `carrier` came up, the pool's `index`th (from 1); `upCount` carriers are up now.
+    func pool(_ pool: CarrierPool, carrierUp carrier: Carrier, index: Int, upCount: Int)
     /// A carrier ended; `upCount` carriers are still up.
     func pool(_ pool: CarrierPool, carrierLost label: String, index: Int, end: CarrierEnd, upCount: Int)
     /// A dial failed; the slot retries after its backoff.
@@ -249,7 +249,7 @@ final class CarrierPool {
                 slot.upSince = now
                 slot.lastHandshake = now
                 Log.info("carrier \(label) up", "client")
-                delegate?.pool(self, carrierUp: label, index: slot.index + 1, upCount: upCount)
+                delegate?.pool(self, carrierUp: carrier, index: slot.index + 1, upCount: upCount)
             } catch {
                 socket.close()
                 retry(slot, after: .connect(relay: target.relay, error))

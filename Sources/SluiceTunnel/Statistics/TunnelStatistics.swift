@@ -10,6 +10,9 @@ public struct TunnelStatistics: Sendable, Codable, Equatable {
     /// Every configured relay in list order, with its health; empty with a SOCKS5 upstream.
     public var relays: [Relay]
     public var carriers: [CarrierStatistics]
+    /// The UDP paths beside the carriers, every relay's together (docs/protocol.md §8; each relay's
+    /// own is in `relays`); nil with a SOCKS5 upstream.
+    public var udpPath: UDPPathStatistics?
     public var flows: Flows
     public var traffic: Traffic
     /// Payload rates over the last few seconds.
@@ -42,14 +45,18 @@ public struct TunnelStatistics: Sendable, Codable, Equatable {
         /// Carriers to it that are up, and the streams on them.
         public var carriers: Int
         public var streams: Int
+        /// This relay's UDP path (docs/protocol.md §8): its carriers' paths and their counters.
+        public var udpPath: UDPPathStatistics?
 
-        public init(endpoint: String, publicKey: String, health: Health, takesNewFlows: Bool, carriers: Int, streams: Int) {
+        public init(endpoint: String, publicKey: String, health: Health, takesNewFlows: Bool, carriers: Int, streams: Int,
+                    udpPath: UDPPathStatistics? = nil) {
             self.endpoint = endpoint
             self.publicKey = publicKey
             self.health = health
             self.takesNewFlows = takesNewFlows
             self.carriers = carriers
             self.streams = streams
+            self.udpPath = udpPath
         }
     }
 

@@ -36,6 +36,13 @@ public protocol Upstream: AnyObject {
     func relayStatistics() -> [TunnelStatistics.Relay]
     /// Drops this upstream counts itself, by reason (merged into `TunnelStatistics.drops`).
     var drops: [String: Int] { get }
+    /// The relays' UDP paths together as `TunnelStatistics.udpPath` shows them; nil where there is
+    /// none to have.
+    var udpPath: UDPPathStatistics? { get }
+}
+
+extension Upstream {
+    public var udpPath: UDPPathStatistics? { nil }
 }
 
 /// Why a stream or association could not be opened at all.

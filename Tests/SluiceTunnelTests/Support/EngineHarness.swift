@@ -64,7 +64,9 @@ final class EngineHarness: TunnelEventDelegate {
     ///   - offloads: the flow's offloads; with segmentation the engine writes super-packets.
     ///   - configure: changes to the engine's configuration (the relay and keys are set already).
     ///   - directDNS: split DNS's way around the tunnel, given to the engine before it starts.
+    ///   - transport: makes the engine's carrier and UDP path sockets.
     init(offloads: PacketOffloads = [], upstream: Upstream = .relay, directDNS: DirectDNSPath? = nil,
+         transport: any CarrierTransport = DirectCarrierTransport(),
          configure: (inout TunnelConfiguration) -> Void = { _ in }) throws {
         guard let host = HostAddress.forTests else { throw XCTSkip("this host has no non-loopback IPv4 address for test servers, and none may be added") }
         self.host = host
@@ -88,7 +90,7 @@ final class EngineHarness: TunnelEventDelegate {
         configuration.carriers = 1
         configure(&configuration)
         flow = MemoryPacketFlow(mtu: configuration.mtu, offloads: offloads)
-        engine = try TunnelEngine(configuration: configuration, packetFlow: flow, loop: loop)
+        engine = try TunnelEngine(configuration: configuration, packetFlow: flow, transport: transport, loop: loop)
         engine.delegate = self
         engine.directDNS = directDNS
         flow.output = { [unowned self] in self.received($0) }

@@ -15,9 +15,15 @@ import SluiceWire
 /// (their flows are reset: the application sees it now, not after a timeout) and new flows go
 /// elsewhere from then on. With one relay it is a plain pool, as cheap as one: a new flow asks the
 /// pool for its least-loaded carrier and nothing else.
+///
+/// Each carrier may have a UDP path to its own relay (docs/protocol.md §8, `RelayUpstream+UDPPath`),
+/// so each relay has its own `UDPPathReport`: its paths' state, counters and log lines.
 public final class RelayUpstream: Upstream, CarrierPoolDelegate {
     public unowned var delegate: UpstreamDelegate?
     let pools: [CarrierPool]
+    /// The UDP paths of `pools[i]`'s carriers.
+    let pathReports: [UDPPathReport]
+    unowned let loop: EventLoop
     private var choice: RelayChoice
     private var stopped = false
 
@@ -30,6 +36,10 @@ public final class RelayUpstream: Upstream, CarrierPoolDelegate {
                 keepalive: KeepaliveSettings = .client, loop: EventLoop) {
         precondition(!targets.isEmpty, "a relay upstream needs a relay")
         pools = targets.map { CarrierPool(target: $0, mux: mux, keepalive: keepalive, loop: loop) }
+        let pathEnabled = mux.features.contains(.udpPath)
+        pathReports = targets.map { UDPPathReport(enabled: pathEnabled, relay: "\($0.relay)") }
+        self.loop = loop
+        if !pathEnabled { Log.info("UDP path off (--udp-path off): UDP flows go on the carriers", "client") }
         choice = RelayChoice(relays: targets.count, policy: policy, carriers: carriers)
         for pool in pools { pool.delegate = self }
     }
@@ -102,11 +112,12 @@ public final class RelayUpstream: Upstream, CarrierPoolDelegate {
             // Spread: every relay a new flow could go to; failover: the one it goes to.
             let takes = choice.policy == .spread ? choice.health[i] != .down && load.carriers > 0 : i == next
             return TunnelStatistics.Relay(endpoint: "\(pools[i].target.relay)", publicKey: pools[i].target.relayPublicKey.base64,
-                                          health: choice.health[i], takesNewFlows: takes, carriers: pools[i].upCount, streams: load.streams)
+                                          health: choice.health[i], takesNewFlows: takes, carriers: pools[i].upCount, streams: load.streams,
+                                          udpPath: pathReports[i].statistics(carriersUp: pools[i].upCount))
         }
     }
 
-    public var drops: [String: Int] { [:] }
+    public var drops: [String: Int] { pathReports.reduce(into: [:]) { $0.merge($1.drops) { $0 + $1 } } }
 
     private var upCount: Int { pools.reduce(0) { $0 + $1.upCount } }
 
@@ -143,14 +154,15 @@ public final class RelayUpstream: Upstream, CarrierPoolDelegate {
 
     // MARK: CarrierPoolDelegate
 
-    private func index(of pool: CarrierPool) -> Int { pools.firstIndex { $0 === pool }! }
+    func index(of pool: CarrierPool) -> Int { pools.firstIndex { $0 === pool }! }
 
     private func path(_ pool: CarrierPool, _ index: Int) -> UpstreamPath {
         UpstreamPath(relay: "\(pool.target.relay)", index: index, description: "carrier #\(index) to \(pool.target.relay)")
     }
 
-    func pool(_ pool: CarrierPool, carrierUp label: String, index: Int, upCount: Int) {
+    func pool(_ pool: CarrierPool, carrierUp carrier: Carrier, index: Int, upCount: Int) {
         let relay = self.index(of: pool)
+        offerPath(on: carrier, of: relay)
         if choice.carrierUp(relay) { healthChanged(relay, downBecause: nil) }
         delegate?.upstream(self, pathUp: path(pool, index), upCount: self.upCount)
     }

@@ -1,0 +1,279 @@
+import Glibc
+import SluiceCarrier
+import SluiceCrypto
+import SluiceIO
+import SluiceLog
+import SluiceLoop
+import SluiceMux
+import SluiceSystem
+import SluiceWire
+
+/// The client's end of one carrier's UDP path (docs/protocol.md §8): a UDP socket connected to the
+/// relay's carrier address (made by the `CarrierTransport`, so `sluice up` marks it like the
+/// carriers), the path's keys, counter and replay window, and the `UDPPathMonitor` that says when
+/// it carries datagrams. Made when the relay offers the path (UDP_PATH) and gone with its carrier.
+/// Loop-confined.
+///
+/// Datagrams of the carrier's open associations are offered here first (`MuxDatagramPath`); while
+/// the path is not up, or a datagram is larger than the path carries, it refuses them and they ride
+/// the carrier as before, so nothing is ever dropped for the path's sake.
+final class UDPPathClient: CarrierUDPPath, MuxDatagramPath {
+    let index: UInt32
+    private unowned let carrier: Carrier
+    private unowned let loop: EventLoop
+    private unowned let report: UDPPathReport
+    private let socket: Socket
+    private let ipv4: Bool
+    private let sealer: PathCipher
+    private let opener: PathCipher
+    private var window = ReplayWindow()
+    private var sendCounter: UInt64 = 0
+    private(set) var monitor: UDPPathMonitor
+    private var timer: LoopTimer?
+    private var readResumeScheduled = false
+    private var closed = false
+    /// The largest packet the path takes: the kernel's path MTU to the relay less the IP and UDP
+    /// headers. Probes are padded to it, so a validated path has carried that size.
+    private(set) var maxPacket: Int
+    /// The round trip of the newest answered probe, in microseconds.
+    private(set) var roundTripMicroseconds: Int?
+    private let sendBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
+    private let receiveBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
+
+    /// Packets one turn reads before the loop's other sockets get theirs.
+    static let readsPerTurn = 256
+
+    init(carrier: Carrier, index: UInt32, keys: PathKeys, relay: SocketEndpoint, transport: any CarrierTransport,
+         loop: EventLoop, report: UDPPathReport) throws(SystemError) {
+        self.carrier = carrier
+        self.index = index
+        self.loop = loop
+        self.report = report
+        sealer = PathCipher(key: keys.sending)
+        opener = PathCipher(key: keys.receiving)
+        ipv4 = relay.address.isIPv4
+        let socket = try transport.udpSocket(for: relay.address)
+        do throws(SystemError) {
+            try socket.connect(to: relay)
+            socket.setReceiveBuffer(4 << 20)
+        } catch {
+            socket.close()
+            throw error
+        }
+        self.socket = socket
+        maxPacket = 0
+        monitor = UDPPathMonitor(now: loop.now)
+        refreshMaxPacket()
+        do {
+            try loop.register(fd: socket.fd, events: [.readable, .edgeTriggered]) { [unowned self] _ in self.readAvailable() }
+        } catch {
+            socket.close()
+            throw error
+        }
+    }
+
+    deinit {
+        sendBuffer.deallocate()
+        receiveBuffer.deallocate()
+    }
+
+    /// Starts validating: the first probe goes out now.
+    func start() { tick() }
+
+    var state: UDPPathMonitor.State { monitor.state }
+
+    // MARK: CarrierUDPPath
+
+    func carrierDidClose() {
+        guard !closed else { return }
+        closed = true
+        timer?.cancel()
+        loop.forgetBeforeClose(fd: socket.fd)
+        socket.close()
+        report.pathEnded(self)
+    }
+
+    // MARK: MuxDatagramPath
+
+    func send(stream: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) -> Bool {
+        guard monitor.state == .up, !closed else {
+            report.counters.overCarrier += 1
+            return false
+        }
+        let size = PathHeader.length + PathMessage.datagramOverhead(endpoint: endpoint) + payload.count + PathHeader.tagLength
+        guard size <= maxPacket, sendCounter < ReplayWindow.counterLimit else {
+            report.counters.tooBig += 1
+            return false
+        }
+        let body = UnsafeMutableRawBufferPointer(rebasing: sendBuffer[PathHeader.length...])
+        guard let n = PathMessage.encodeDatagram(stream: stream, endpoint: endpoint, payload: payload, into: body) else { return false }
+        switch transmit(.datagram, plaintextLength: n) {
+        case .sent:
+            monitor.sentDatagram(now: loop.now)
+            report.counters.datagramsOut += 1
+            report.counters.bytesOut += payload.count
+            return true
+        case .full:
+            report.counters.socketFull += 1
+            return true
+        case .tooBig:
+            report.counters.tooBig += 1
+            return false
+        case .failed:
+            return false
+        }
+    }
+
+    // MARK: sending
+
+    private enum Transmitted { case sent, full, tooBig, failed }
+
+    /// Seals the plaintext waiting in `sendBuffer` as a packet of `kind` and sends it.
+    private func transmit(_ kind: PathHeader.Kind, plaintextLength: Int) -> Transmitted {
+        let counter = sendCounter
+        sendCounter += 1
+        PathHeader(kind: kind, index: index, counter: counter).emit(into: sendBuffer)
+        let total = sealer.seal(sendBuffer, headerLength: PathHeader.length, plaintextLength: plaintextLength, counter: counter)
+        do {
+            guard case .done = try socket.write(UnsafeRawBufferPointer(rebasing: sendBuffer[0..<total])) else { return .full }
+            return .sent
+        } catch where error.code == EMSGSIZE {
+            refreshMaxPacket()  // an ICMP "too big" lowered the kernel's path MTU
+            return .tooBig
+        } catch {
+            report.counters.sendFailed += 1
+            // An ICMP error of an earlier packet surfaces here as well as on a read: the relay does
+            // not take UDP there. Anything else (a local firewall's EPERM) costs this packet only;
+            // the probes decide whether the path still works.
+            if [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(error.code) { pathBroke("\(error)") }
+            return .failed
+        }
+    }
+
+    private func sendProbe() {
+        refreshMaxPacket()
+        let body = UnsafeMutableRawBufferPointer(rebasing: sendBuffer[PathHeader.length...])
+        let length = maxPacket - PathHeader.length - PathHeader.tagLength
+        guard let n = PathMessage.encodeProbe(opaque: MonotonicClock.nanoseconds(), length: length, into: body) else { return }
+        if transmit(.probe, plaintextLength: n) == .sent { report.counters.probesSent += 1 }
+    }
+
+    private func refreshMaxPacket() {
+        let headers = ipv4 ? 20 + 8 : 40 + 8
+        let mtu = socket.pathMTU(ipv4: ipv4) ?? 1280
+        maxPacket = max(PathHeader.minimumPacket, min(mtu, 65_535) - headers)
+    }
+
+    // MARK: the monitor
+
+    private func tick() {
+        guard !closed else { return }
+        let decision = monitor.tick(now: loop.now, active: carrier.session.associationCount > 0)
+        if decision.probe { sendProbe() }
+        if let change = decision.change { apply(change) }
+        timer?.cancel()
+        let now = loop.now
+        // Strong capture, cancelled in carrierDidClose (see EventLoop.schedule on weak captures).
+        timer = loop.schedule(afterMilliseconds: decision.nextTick > now ? decision.nextTick - now : 0) { self.tick() }
+    }
+
+    private func apply(_ change: UDPPathMonitor.Change) {
+        switch change {
+        case .validated:
+            carrier.session.useUDPPath(true)
+        case .lost(let wasUp, _):
+            if wasUp { carrier.session.useUDPPath(false) }
+        }
+        report.path(self, on: carrier, changed: change)
+    }
+
+    private func pathBroke(_ why: String) {
+        if let change = monitor.failed(now: loop.now, why: why) { apply(change) }
+    }
+
+    // MARK: receiving
+
+    private func readAvailable() {
+        var reads = 0
+        while !closed {
+            let result: IOResult<Int>
+            do {
+                result = try socket.read(into: receiveBuffer)
+            } catch {
+                // ICMP port or host unreachable for an earlier packet: the relay does not take UDP here.
+                report.counters.icmpErrors += 1
+                pathBroke("\(error)")
+                reads += 1
+                if reads >= Self.readsPerTurn { return }
+                continue
+            }
+            guard case .done(let n) = result else { return }
+            handle(UnsafeMutableRawBufferPointer(rebasing: receiveBuffer[0..<n]))
+            reads += 1
+            if reads >= Self.readsPerTurn {
+                readInNextTurn()
+                return
+            }
+        }
+    }
+
+    /// Edge-triggered: the socket will not say again that it holds packets.
+    private func readInNextTurn() {
+        guard !readResumeScheduled else { return }
+        readResumeScheduled = true
+        loop.schedule(afterMilliseconds: 0) {  // strong: `closed` stops it after carrierDidClose
+            self.readResumeScheduled = false
+            self.readAvailable()
+        }
+    }
+
+    private func handle(_ packet: UnsafeMutableRawBufferPointer) {
+        let header: PathHeader
+        do {
+            header = try PathHeader(parsing: UnsafeRawBufferPointer(packet))
+        } catch {
+            report.counters.malformed += 1
+            return
+        }
+        guard header.index == index, header.kind != .probe else {
+            report.counters.malformed += 1
+            return
+        }
+        guard window.wouldAccept(header.counter) else {
+            report.counters.replayed += 1
+            return
+        }
+        guard let length = opener.open(packet, headerLength: PathHeader.length, counter: header.counter) else {
+            report.counters.unauthenticated += 1
+            return
+        }
+        guard window.accept(header.counter) else {
+            report.counters.replayed += 1
+            return
+        }
+        let now = loop.now
+        monitor.received(now: now)
+        let plaintext = UnsafeRawBufferPointer(rebasing: packet[PathHeader.length..<PathHeader.length + length])
+        let message: PathMessage
+        do {
+            message = try PathMessage.decode(header.kind, plaintext)
+        } catch {
+            report.counters.malformed += 1
+            return
+        }
+        switch message {
+        case .datagram(let stream, let endpoint, let payload):
+            if carrier.session.receivePathDatagram(stream: stream, endpoint: endpoint, payload: payload) {
+                report.counters.datagramsIn += 1
+                report.counters.bytesIn += payload.count
+            } else {
+                report.counters.unknownStream += 1
+            }
+        case .probe(let opaque, _):
+            let sent = MonotonicClock.nanoseconds()
+            roundTripMicroseconds = sent >= opaque ? Int((sent - opaque) / 1_000) : 0
+            report.counters.probesAnswered += 1
+            if let change = monitor.answered(sentAt: opaque / 1_000_000, now: now) { apply(change) }
+        }
+    }
+}

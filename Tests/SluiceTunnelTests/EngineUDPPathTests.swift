@@ -1,0 +1,144 @@
+import SluiceRelay
+import SluiceTunnel
+import SluiceWire
+import XCTest
+
+/// The UDP path beside the carrier (docs/protocol.md §8), in one process: the engine and a real
+/// relay validate it, carry datagrams on it, fall back to the carrier and come back (see
+/// `EngineHarness`).
+final class EngineUDPPathTests: XCTestCase {
+    private var harness: EngineHarness!
+    private var echo: LoopUDPEchoServer!
+    private let app = SocketEndpoint(address: IPAddress("198.18.0.1")!, port: 5353)
+
+    override func tearDown() {
+        echo?.close()
+        harness?.shutdown()
+        harness = nil
+        super.tearDown()
+    }
+
+    private func start(transport: FilteringTransport = FilteringTransport(), upstream: EngineHarness.Upstream = .relay,
+                       configure: (inout TunnelConfiguration) -> Void = { _ in }) throws {
+        harness = try EngineHarness(upstream: upstream, transport: transport, configure: configure)
+        echo = try LoopUDPEchoServer(on: harness.host, loop: harness.loop)
+        harness.waitConnected()
+    }
+
+    private var path: UDPPathStatistics { harness.engine.statistics().udpPath! }
+    private var relayEvents: [String: Int] { harness.relay.statistics().events }
+
+    /// Sends `count` datagrams of `size` bytes one at a time, each after the previous answer; true
+    /// when every answer came back intact.
+    private func roundTrips(_ count: Int, size: Int = 100, seed: UInt64 = 1, from source: SocketEndpoint? = nil) -> Bool {
+        for i in 0..<count {
+            let payload = content(size, seed: seed &+ UInt64(i))
+            let before = harness.datagrams.count
+            harness.sendUDP(payload, from: source ?? app, to: echo.endpoint)
+            guard harness.run(until: { [unowned self] in harness.datagrams.count > before }, timeoutMilliseconds: 3_000),
+                  harness.datagrams.last?.payload == payload else { return false }
+        }
+        return true
+    }
+
+    func testDatagramsTravelOnTheValidatedPathBothWays() throws {
+        try start()
+        XCTAssertTrue(roundTrips(1), "the first datagram rides the carrier with its OPEN")
+        XCTAssertTrue(harness.run(until: { [unowned self] in path.state == .up }), "the path validates on loopback")
+        let before = path
+        XCTAssertTrue(roundTrips(50))
+        let after = path
+        XCTAssertEqual(after.datagramsSent - before.datagramsSent, 50, "every request went on the path")
+        XCTAssertEqual(after.datagramsReceived - before.datagramsReceived, 50, "every answer came back on it")
+        XCTAssertEqual(relayEvents["udp-path-datagrams-in", default: 0], after.datagramsSent)
+        XCTAssertEqual(relayEvents["udp-path-datagrams-out", default: 0], after.datagramsReceived)
+        XCTAssertEqual(harness.relay.statistics().clients.first?.udpPaths, 1, "the relay counts the path as in use")
+        XCTAssertGreaterThan(after.probesAnswered, 0)
+        XCTAssertNotNil(after.paths.first?.rttMicroseconds)
+        XCTAssertTrue(harness.engine.statistics().drops.filter { $0.key.hasPrefix("udp-path") }.isEmpty)
+    }
+
+    /// With two relays (spread), each carrier validates a path to its own relay, and each relay's
+    /// path carries the datagrams of the mapping on its carrier; status shows each relay's path and
+    /// all of them together.
+    func testEachRelaysCarrierHasItsOwnPathToIt() throws {
+        try start(upstream: .relays(2)) { $0.relayPolicy = .spread }
+        XCTAssertTrue(harness.run(until: { [unowned self] in harness.engine.statistics().relays.allSatisfy { $0.carriers == 1 } }),
+                      "a carrier to each relay")
+        let sources = [app, SocketEndpoint(address: app.address, port: app.port + 1)]
+        for source in sources { XCTAssertTrue(roundTrips(1, from: source)) }
+        XCTAssertEqual(harness.relayServers.map { $0.statistics().clients.first?.udpMappings }, [1, 1], "spread: one mapping on each relay")
+        XCTAssertTrue(harness.run(until: { [unowned self] in harness.engine.statistics().relays.allSatisfy { $0.udpPath?.state == .up } }),
+                      "each relay's path validates")
+        let before = harness.engine.statistics().relays.map { $0.udpPath!.datagramsSent }
+        for source in sources { XCTAssertTrue(roundTrips(10, from: source)) }
+
+        let statistics = harness.engine.statistics()
+        for (i, relay) in statistics.relays.enumerated() {
+            let own = try XCTUnwrap(relay.udpPath)
+            XCTAssertEqual(own.datagramsSent - before[i], 10, "relay \(i): its mapping's requests went on its own path")
+            XCTAssertEqual(own.paths.map(\.carrier), ["#1 to \(relay.endpoint)"])
+            XCTAssertEqual(harness.relayServers[i].statistics().events["udp-path-datagrams-in", default: 0], own.datagramsSent,
+                           "relay \(i) got on its path what the client sent to it")
+        }
+        let all = try XCTUnwrap(statistics.udpPath)
+        XCTAssertEqual(all.state, .up)
+        XCTAssertEqual(all.paths.count, 2)
+        XCTAssertEqual(all.datagramsSent, statistics.relays.reduce(0) { $0 + $1.udpPath!.datagramsSent })
+        XCTAssertEqual(all.datagramsReceived, statistics.relays.reduce(0) { $0 + $1.udpPath!.datagramsReceived })
+    }
+
+    func testOffSendsEveryDatagramOnTheCarrier() throws {
+        try start { $0.udpPath = false }
+        XCTAssertTrue(roundTrips(20))
+        XCTAssertEqual(path.state, .off)
+        XCTAssertEqual(path.datagramsSent, 0)
+        XCTAssertNil(relayEvents["udp-paths-offered"], "a client without the feature is offered no path")
+        XCTAssertEqual(echo.datagrams, 20)
+    }
+
+    /// A datagram larger than the path carries (on loopback: 65,507 bytes less the path's own
+    /// overhead) goes on the carrier both ways, intact; a small one right after takes the path.
+    func testDatagramsTooBigForThePathRideTheCarrier() throws {
+        try start { $0.mtu = 65_535 }  // the answer comes back whole, not in fragments
+        XCTAssertTrue(roundTrips(1))
+        XCTAssertTrue(harness.run(until: { [unowned self] in path.state == .up }))
+        XCTAssertTrue(roundTrips(1, size: 65_500, seed: 7), "a 65,500-byte datagram comes back intact")
+        XCTAssertGreaterThanOrEqual(path.tooBigForPath, 1)
+        XCTAssertGreaterThanOrEqual(relayEvents["udp-path-too-big-for-path", default: 0], 1, "the answer rode the carrier too")
+        let sent = path.datagramsSent
+        XCTAssertTrue(roundTrips(1))
+        XCTAssertEqual(path.datagramsSent, sent + 1)
+    }
+
+    /// UDP to the relay blocked from the start: the path never validates, datagrams ride the carrier
+    /// at once; unblocked, it validates on the next retry. Blocked again while up: it is given up
+    /// within a few seconds, and datagrams keep flowing on the carrier.
+    func testFallsBackToTheCarrierAndRecovers() throws {
+        let transport = FilteringTransport()
+        transport.deaf = true
+        try start(transport: transport)
+        XCTAssertTrue(roundTrips(5), "datagrams flow on the carrier while the path validates")
+        XCTAssertTrue(harness.run(until: { [unowned self] in path.state == .fallback }, timeoutMilliseconds: 5_000))
+        XCTAssertEqual(path.fallbacks, 1)
+        XCTAssertNotNil(path.lastFallback)
+        XCTAssertTrue(roundTrips(5), "and during the fallback")
+        XCTAssertEqual(path.datagramsSent, 0)
+
+        transport.deaf = false
+        XCTAssertTrue(harness.run(until: { [unowned self] in path.state == .up }, timeoutMilliseconds: 10_000), "validated on a retry")
+        XCTAssertTrue(roundTrips(5))
+        XCTAssertGreaterThanOrEqual(path.datagramsSent, 5)
+
+        transport.deaf = true
+        let start = harness.loop.now
+        while path.state == .up && harness.loop.now - start < 8_000 {
+            harness.sendUDP(Array("lost".utf8), from: app, to: echo.endpoint)  // its answer never arrives
+            harness.run(until: { false }, timeoutMilliseconds: 100)
+        }
+        XCTAssertNotEqual(path.state, .up, "a path that stops answering is given up")
+        XCTAssertLessThan(harness.loop.now - start, 4_000, "within the silence probe and the answer timeout (1 + 2 s)")
+        XCTAssertEqual(path.fallbacks, 2)
+        XCTAssertTrue(roundTrips(5), "datagrams flow on the carrier again")
+    }
+}
