@@ -283,6 +283,9 @@ def test_down_stops_a_running_up(routed):
     r = routed
     before = r.snapshot()
     r.up(wait=False)
+    # `down` finds the tunnel through its state record, written just after the TUN appears: before
+    # it, "no tunnel recorded" is the right answer, not the one this test is about.
+    h.wait_for(lambda: f"{h.TUN}.json" in r.jail.state_files(), 10, interval=0.05, what="the state record")
     cp = r.down()
     assert cp.returncode == 0, f"sluice down exited {cp.returncode}: {cp.stderr}"
     r.client.popen.wait(10)
