@@ -81,8 +81,8 @@ public final class RecordOpener {
         guard available >= total else { return nil }
 
         let ciphertext = base + RecordFormat.lengthFieldSize
-        guard RecordAEAD.open(ciphertext, ciphertext: ciphertext, length: length, tag: ciphertext + length,
-                              aad: base, aadLength: RecordFormat.lengthFieldSize, nonce: schedule.nonce, key: schedule.key)
+        guard schedule.aead.open(ciphertext, ciphertext: ciphertext, length: length, tag: ciphertext + length,
+                                 aad: base, aadLength: RecordFormat.lengthFieldSize, nonce: schedule.nonce)
         else { try fail(.authenticationFailed) }
 
         buffer.consume(total)
