@@ -11,9 +11,10 @@ import CSodium
 /// Why libgcrypt: it is the fastest public ChaCha20-Poly1305 on Debian. Its x86-64 code runs
 /// ChaCha20 and Poly1305 in one stitched AVX2 pass where libsodium makes two passes; in
 /// `make microbench MICROBENCH_ARGS=records` it seals a 64 KiB record at about twice libsodium's
-/// speed and opens it at more than twice (figures in README.md, "Security"). It costs about 0.8 MiB
-/// of resident memory per process (its initialisation, see `Gcrypt`). The handshake, the length mask
-/// and the rekey stay on libsodium.
+/// speed and opens it at about twice, and `Benchmarks/e2e/ab.py` found 22–27 % less CPU per GB
+/// through the whole tunnel (figures in README.md, "Security"). It costs about 1.0 MiB of a client's
+/// resident memory (mostly its initialisation, see `Gcrypt`; README.md, "Memory"). The handshake,
+/// the length mask and the rekey stay on libsodium.
 ///
 /// One value per sealer or opener, owning one cipher handle for its whole life: a record costs a
 /// `setiv` (which also derives that record's Poly1305 key), not an open and close; a rekey costs a
