@@ -16,9 +16,11 @@ let package = Package(
         .library(name: "SluiceTunnel", targets: ["SluiceTunnel"]),
     ],
     targets: [
-        // System libraries, found through pkg-config (Debian: liblwip-dev, libsodium-dev). libnftables is opened with dlopen (SluiceHost/NFTables.swift).
+        // System libraries, found through pkg-config (Debian: liblwip-dev, libsodium-dev, libgcrypt20-dev). libnftables is opened with dlopen (SluiceHost/NFTables.swift).
         .systemLibrary(name: "CLwIP", pkgConfig: "lwip", providers: [.apt(["liblwip-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // The record cipher's ChaCha20-Poly1305 (SluiceCrypto/RecordAEAD.swift says why libgcrypt).
+        .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
         // The few C helpers for macros, struct fields and headers Swift cannot reach: epoll, accept4, the UDP
         // error queue, the checksum (engine, loop, sockets) — and apart, what only the Linux host layer needs
         // (TUN ioctls, netlink macros, signalfd), so the engine's dependencies hold none of it.
@@ -35,7 +37,7 @@ let package = Package(
         .target(name: "SluiceJSON"),
         // Base64 of keys over libsodium's constant-time codec, and wiping of secret bytes.
         .target(name: "SluiceBase64", dependencies: ["CSodium"]),
-        .target(name: "SluiceCrypto", dependencies: ["CSodium", "SluiceBase64", "SluiceIO"], swiftSettings: hotPath),
+        .target(name: "SluiceCrypto", dependencies: ["CGcrypt", "CSodium", "SluiceBase64", "SluiceIO"], swiftSettings: hotPath),
         .target(name: "SluiceMux", dependencies: ["SluiceWire"], swiftSettings: hotPath),
         // SOCKS5 (RFC 1928, RFC 1929) without I/O: messages both ways, client and server handshakes.
         .target(name: "SluiceSocks", dependencies: ["SluiceWire"]),
@@ -69,7 +71,7 @@ let package = Package(
                           path: "Examples/EmbeddedTunnel"),
 
         .executableTarget(
-            name: "MicroBench", dependencies: ["CSluiceShims", "SluiceIO", "SluiceWire", "SluiceCrypto", "SluiceMux", "SluiceStack", "CSodium"], path: "Benchmarks/MicroBench",
+            name: "MicroBench", dependencies: ["CSluiceShims", "SluiceIO", "SluiceWire", "SluiceCrypto", "SluiceMux", "SluiceStack", "CGcrypt"], path: "Benchmarks/MicroBench",
             // As for sluice: lwIP's checksum resolves to CSluiceShims/checksum.c, so the lwip suite measures what sluice runs.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 

@@ -8,9 +8,9 @@
 set -euo pipefail
 
 packages=(
-    # Build: the system libraries the Swift package links (pkg-config names lwip, libsodium).
+    # Build: the system libraries the Swift package links (pkg-config names lwip, libsodium, libgcrypt).
     # Run time: libnftables, opened (dlopen) for the kill switch, --no-ipv6 and per-app routing.
-    liblwip-dev libsodium-dev pkg-config libnftables1
+    liblwip-dev libsodium-dev libgcrypt20-dev pkg-config libnftables1
     # make build links libstdc++ statically (Makefile, RELEASE_FLAGS): its libstdc++.a.
     libstdc++-12-dev
     # End-to-end tests, demo and benchmarks: namespaces and routes, real clients, capabilities.

@@ -27,7 +27,7 @@ if [[ ${1:-} == check ]]; then OUT=$PWD/.build/fuzz-check OPT=-Onone; else OUT=$
 JOBS=$(nproc)
 TARGETS=(packet reassembly frame path socks proxyheader handshake record json config cli)
 FLAGS=(-sanitize=fuzzer,address -parse-as-library "$OPT" -package-name sluice -enable-testing
-       -I "$OUT" -I "$OUT/CSluiceShims" -I Sources/CSodium -L "$OUT")
+       -I "$OUT" -I "$OUT/CSluiceShims" -I Sources/CSodium -I Sources/CGcrypt -L "$OUT")
 
 # The modules under test in three rounds: each one's dependencies are built in a round before it.
 FIRST=(SluiceWire SluiceJSON SluiceSystem SluiceBase64 CSluiceShims)
@@ -90,7 +90,7 @@ build_target() {
     echo "fuzz: linking $target-fuzz"
     # ld.gold warns "Cannot export local symbol '__asan_…'" while linking; harmless.
     swiftc "${FLAGS[@]}" -module-name "${ENTRY[$target]}" "Fuzz/${ENTRY[$target]}"/*.swift ${EXTRA[$target]:-} \
-        "${libs[@]}" -lsodium -o "$OUT/$target-fuzz" 2> >(grep -v "Cannot export local symbol" >&2)
+        "${libs[@]}" -lsodium -lgcrypt -o "$OUT/$target-fuzz" 2> >(grep -v "Cannot export local symbol" >&2)
 }
 
 # Runs function $1 on each further argument, $JOBS at a time; fails if any run failed.

@@ -100,7 +100,7 @@ def machine_info() -> dict:
         "gcc": _out(["gcc", "-dumpfullversion"]),
         "python": platform.python_version(),
         "sluice": _out([h.sluice_bin(), "--version"]),
-        "libsodium": _out(["pkg-config", "--modversion", "libsodium"]),  # the records' AEAD, Sluice's and forward.c's
+        "libgcrypt": _out(["pkg-config", "--modversion", "libgcrypt"]),  # the records' AEAD, Sluice's and forward.c's
     }
 
 
@@ -115,7 +115,7 @@ def peer_versions(v: dict, modes: list[str], openvpn_args: list[str]) -> str:
 
 
 def compile_c(workdir: Path, name: str, libs: tuple[str, ...] = ()) -> Path:
-    """Builds Benchmarks/e2e/NAME.c into the temporary directory (loadgen: libc only; forward: -lsodium)."""
+    """Builds Benchmarks/e2e/NAME.c into the temporary directory (loadgen: libc only; forward: -lgcrypt)."""
     out = workdir / name
     cp = subprocess.run(["gcc", "-O2", "-Wall", "-o", str(out), str(HERE / f"{name}.c"), *libs],
                         capture_output=True, text=True, timeout=60)
@@ -218,7 +218,7 @@ def main(argv: list[str]) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="sluice-bench-"))
     try:
         loadgen = compile_c(workdir, "loadgen")
-        forward = compile_c(workdir, "forward", ("-lsodium",)) if set(modes) & set(floor.MODES) else None
+        forward = compile_c(workdir, "forward", ("-lgcrypt",)) if set(modes) & set(floor.MODES) else None
         for mode in modes:
             say(f"bench: {mode} mode ({'quick' if args.quick else 'full'})")
             results[mode] = measure.ModeRun(mode, s, workdir, loadgen, say, forward).run()

@@ -182,7 +182,7 @@ public final class Carrier: MuxSessionDelegate {
             var result: IOResult<Int> = .wouldBlock
             var drained = false
             do {
-                opener.receive(minimum: 64 * 1024) { buffer in
+                opener.receive { buffer in
                     result = (try? socket.read(into: buffer)) ?? .done(-1)
                     if case .done(let n) = result {
                         drained = n > 0 && n < buffer.count

@@ -1,11 +1,12 @@
 import CSodium
 
-/// One direction's record keys and counter (docs/protocol.md §2), shared by `RecordSealer` and
-/// `RecordOpener`.
+/// One direction's record keys, counter and cipher (docs/protocol.md §2), shared by `RecordSealer`
+/// and `RecordOpener`.
 ///
 /// Everything secret lives in one fixed allocation, made once per carrier and wiped on release, so
-/// the per-record path touches no allocator and leaves no key copies in freed arrays. Noncopyable,
-/// because two copies would reuse nonces.
+/// the per-record path touches no allocator and leaves no key copies in freed arrays; the cipher
+/// (`aead`) holds the current payload key in libgcrypt's handle, given again at every rekey.
+/// Noncopyable, because two copies would reuse nonces.
 struct RecordKeySchedule: ~Copyable {
     // Layout of `memory`: payload key k | length key | record nonce | scratch for rekey and masks.
     private static let keyOffset = 0
@@ -22,6 +23,8 @@ struct RecordKeySchedule: ~Copyable {
     private(set) var counter: UInt64
     /// Records per key.
     let rekeyInterval: UInt64
+    /// Seals or opens the current record under the current payload key and nonce.
+    let aead: RecordAEAD
 
     /// Starts at record `counter` (0 except in tests) with `key` as the current payload key.
     init(key: SymmetricKey, rekeyInterval: UInt64, counter: UInt64 = 0) {
@@ -33,6 +36,7 @@ struct RecordKeySchedule: ~Copyable {
         self.memory = memory
         self.counter = counter
         self.rekeyInterval = rekeyInterval
+        aead = RecordAEAD(key: UnsafePointer(memory.assumingMemoryBound(to: UInt8.self) + Self.keyOffset))
         deriveLengthKey()
         writeNonce()
     }
@@ -43,7 +47,7 @@ struct RecordKeySchedule: ~Copyable {
     }
 
     /// The current payload key `k` (32 bytes).
-    var key: UnsafePointer<UInt8> { UnsafePointer(bytes(at: Self.keyOffset)) }
+    private var key: UnsafePointer<UInt8> { UnsafePointer(bytes(at: Self.keyOffset)) }
     /// The current record's nonce (12 bytes).
     var nonce: UnsafePointer<UInt8> { UnsafePointer(bytes(at: Self.nonceOffset)) }
 
@@ -81,6 +85,7 @@ struct RecordKeySchedule: ~Copyable {
             block, block + 32, nil, block, 32, nil, 0, nil, scratch, key)
         bytes(at: Self.keyOffset).update(from: block, count: SymmetricKey.byteCount)
         sodium_memzero(scratch, Self.scratchSize)
+        aead.setKey(key)
         deriveLengthKey()
     }
 

@@ -26,8 +26,22 @@ public final class RecordOpener {
     /// Starts at an arbitrary record number: only for tests of the counter limit.
     init(key: SymmetricKey, rekeyInterval: UInt64, startingCounter: UInt64) {
         schedule = RecordKeySchedule(key: key, rekeyInterval: rekeyInterval, counter: startingCounter)
-        buffer = ByteQueue(capacity: 2 * RecordFormat.maxRecordLength)
+        buffer = ByteQueue(capacity: Self.bufferCapacity)
     }
+
+    /// The buffer's size, 126 KiB: the largest partial record a drained opener holds (65,536 bytes:
+    /// one more completes the largest record, which is then opened) and a read of `receiveMinimum`
+    /// bytes behind it, so that reading through `receive` never grows the buffer. Kept under 128 KiB
+    /// with AddressSanitizer's 2 KiB redzone on top (its primary allocator serves blocks up to
+    /// 128 KiB; anything larger is a fresh mmap, which made the record fuzzer slow, Fuzz/README.md).
+    static let bufferCapacity = 126 * 1024
+
+    /// The room `receive` offers at least by default (62 KiB): what the buffer has left behind the
+    /// largest partial record.
+    public static let receiveMinimum = bufferCapacity - (RecordFormat.maxRecordLength - 1)
+
+    /// The bytes the buffer holds now: `bufferCapacity` unless `feed` was given more than that.
+    var bufferCapacityNow: Int { buffer.capacity }
 
     /// The number of the next record, i.e. how many this opener has opened (from 0).
     public var counter: UInt64 { schedule.counter }
@@ -44,9 +58,10 @@ public final class RecordOpener {
 
     /// Lets `body` read up to the given region's size straight into the opener's buffer and
     /// returns what `body` returned (bytes written, or ≤ 0 for EOF/error, which commits nothing).
-    /// The region has at least `minimum` bytes.
+    /// The region has at least `minimum` bytes; with the default, and `nextRecord()` drained after
+    /// each call, the buffer never grows.
     @discardableResult
-    public func receive<E: Error>(minimum: Int = 64 * 1024,
+    public func receive<E: Error>(minimum: Int = RecordOpener.receiveMinimum,
                                   _ body: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E) -> Int {
         try buffer.write(minimum: minimum, body)
     }
@@ -81,8 +96,8 @@ public final class RecordOpener {
         guard available >= total else { return nil }
 
         let ciphertext = base + RecordFormat.lengthFieldSize
-        guard RecordAEAD.open(ciphertext, ciphertext: ciphertext, length: length, tag: ciphertext + length,
-                              aad: base, aadLength: RecordFormat.lengthFieldSize, nonce: schedule.nonce, key: schedule.key)
+        guard schedule.aead.open(ciphertext, ciphertext: ciphertext, length: length, tag: ciphertext + length,
+                                 aad: base, aadLength: RecordFormat.lengthFieldSize, nonce: schedule.nonce)
         else { try fail(.authenticationFailed) }
 
         buffer.consume(total)

@@ -64,8 +64,8 @@ public final class RecordSealer {
         record[0] = UInt8(masked >> 8)
         record[1] = UInt8(truncatingIfNeeded: masked)
         let ciphertext = record + RecordFormat.lengthFieldSize
-        RecordAEAD.seal(ciphertext, tag: ciphertext + length, plaintext: plaintext, length: length,
-                        aad: record, aadLength: RecordFormat.lengthFieldSize, nonce: schedule.nonce, key: schedule.key)
+        schedule.aead.seal(ciphertext, tag: ciphertext + length, plaintext: plaintext, length: length,
+                           aad: record, aadLength: RecordFormat.lengthFieldSize, nonce: schedule.nonce)
         schedule.advance()
     }
 
