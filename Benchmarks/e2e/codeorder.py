@@ -50,7 +50,8 @@ import bench  # noqa: E402  (also puts Tests/E2E on sys.path)
 import measure  # noqa: E402
 
 PHASES = ("setup", "traffic", "idle", "exit")
-IDLE_SECONDS = 25  # longer than the carriers' keepalive interval, so its timer code runs too
+WAIT_FACTOR = 4
+IDLE_SECONDS = 25  # five of the carriers' PINGs (--ping-interval 5 s), so the idle timers' code runs too
 
 # A wrapper in SLUICE_BIN's place: `up` runs under callgrind, everything else (the relay) as it is.
 WRAPPER = """#!/bin/sh
@@ -191,7 +192,14 @@ def main(argv: list[str]) -> int:
         os.environ["SLUICE_BIN"] = str(wrapper)
         loadgen = bench.compile_c(workdir, "loadgen")
         s = dataclasses.replace(measure.QUICK, groups=("udp",), settle_seconds=2.0)
-        ProfiledRun("sluice", s, workdir / "run", loadgen, bench.say, iperf=not args.no_iperf).run()
+        # Under callgrind the client starts several times slower: harness's waits (the TUN made, the
+        # first connection through) get WAIT_FACTOR times their usual time.
+        wait_for = measure.h.wait_for
+        measure.h.wait_for = lambda pred, timeout, *a, **k: wait_for(pred, timeout * WAIT_FACTOR, *a, **k)
+        try:
+            ProfiledRun("sluice", s, workdir / "run", loadgen, bench.say, iperf=not args.no_iperf).run()
+        finally:
+            measure.h.wait_for = wait_for
         dumps = find_dumps(out)
         missing = [p for p in PHASES if p not in dumps]
         if missing:
