@@ -81,11 +81,7 @@ class ProfiledRun(measure.ModeRun):
                        capture_output=True, timeout=60)
 
     def run(self) -> dict:
-        try:
-            self.topo.create()
-            self._start_servers()
-            self._tunnel_up()
-            time.sleep(self.s.settle_seconds)
+        with self.one_tunnel():
             self.dump("setup")
             self.test_udp()
             if self.iperf:
@@ -94,10 +90,6 @@ class ProfiledRun(measure.ModeRun):
             self.dump("traffic")
             time.sleep(IDLE_SECONDS)
             self.dump("idle")
-            self._tunnel_down()
-        finally:
-            self.runner.close()
-            self.topo.destroy()
         return self.figures
 
 

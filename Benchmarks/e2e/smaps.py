@@ -21,7 +21,6 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -69,21 +68,13 @@ class SmapsRun(measure.ModeRun):
         self.snapshots: dict[str, dict[str, int]] = {}
 
     def run(self) -> dict:
-        try:
-            self.topo.create()
-            self._start_servers()
-            self._tunnel_up()
-            time.sleep(self.s.settle_seconds)
+        with self.one_tunnel():
             self.snapshots["idle"] = smaps_kib(self.client.pid, os.environ["SLUICE_BIN"])
             if self.sections:
                 print(binpages.report(self.client.pid, os.environ["SLUICE_BIN"]), flush=True)
             if self.udp:
                 self.test_udp()
                 self.snapshots["udp"] = smaps_kib(self.client.pid, os.environ["SLUICE_BIN"])
-            self._tunnel_down()
-        finally:
-            self.runner.close()
-            self.topo.destroy()
         return self.snapshots
 
 
