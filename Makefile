@@ -39,8 +39,18 @@ BENCH = $(SUDO) env SLUICE_BIN=$(SLUICE_BIN) timeout -k 30 1500 python3 Benchmar
 # dynamic. swiftc's static-stdlib link line asks for -lstdc++; a directory holding only libstdc++.a,
 # searched before gcc's own, makes that the static archive.
 STATIC_CXX_DIR := $(CURDIR)/.build/static-libstdc++
+# scripts/release-exports.map keeps Sluice's own symbols out of the dynamic symbol table (0.5 MiB less).
+# scripts/release-order.txt lays the functions a running `sluice up` executes side by side at the start of
+# .text (Benchmarks/e2e/codeorder.py writes it): the kernel maps code 64 KiB around each page fault, so
+# code spread over the binary keeps most of its 7 MB resident. Swift and C put each function in its own
+# section only when asked (-function-sections), which the ordering needs; libswiftCore.a already does. A
+# name the binary no longer has is ignored (--no-warn-symbol-ordering): a stale list costs layout only.
+# (An existing .build keeps objects compiled without -function-sections: swift's incremental build does not
+# see the flag; rm -rf .build once, CI's fresh clone is fine.)
 RELEASE_FLAGS := --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
-                 -Xlinker -L$(STATIC_CXX_DIR)
+                 -Xlinker -L$(STATIC_CXX_DIR) -Xlinker --version-script=$(CURDIR)/scripts/release-exports.map \
+                 -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections \
+                 -Xlinker --symbol-ordering-file=$(CURDIR)/scripts/release-order.txt -Xlinker --no-warn-symbol-ordering
 # Libraries the release binary must not load at start: each costs resident memory in every process.
 UNWANTED_LIBS := Foundation|ICU|libswiftCore|libstdc\+\+|libnftables|libsystemd
 

@@ -36,7 +36,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import floor
 import harness as h
@@ -204,6 +204,21 @@ class ModeRun:
                 return s.recv(1) == b""  # the close server's FIN: the whole path works
         except OSError:
             return False
+
+    @contextlib.contextmanager
+    def one_tunnel(self) -> Iterator[None]:
+        """For tools that look at one running tunnel (smaps.py, codeorder.py): the topology, the servers
+        and the tunnel up and settled; on leaving, the tunnel stopped and everything removed."""
+        try:
+            self.topo.create()
+            self._start_servers()
+            self._tunnel_up()
+            time.sleep(self.s.settle_seconds)
+            yield
+            self._tunnel_down()
+        finally:
+            self.runner.close()
+            self.topo.destroy()
 
     def _tunnel_down(self) -> None:
         for name in ("client", "relay"):

@@ -19,12 +19,13 @@ public struct CGroupMount: Hashable, Sendable {
     /// The first cgroup2 mount in mountinfo text, or nil. Each line is
     /// `ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTIONS`;
     /// the mount point escapes space, tab, newline and backslash as `\040`-style octal.
+    /// Split on single characters only: a String separator (`split(separator: " - ")`) is
+    /// _StringProcessing's generic algorithm, whose code and type metadata every `up` then loaded at start.
     public static func parse(mountinfo: String) -> CGroupMount? {
         for line in mountinfo.split(separator: "\n") {
-            let halves = line.split(separator: " - ", maxSplits: 1, omittingEmptySubsequences: false)
-            guard halves.count == 2, halves[1].split(separator: " ").first == "cgroup2" else { continue }
-            let fields = halves[0].split(separator: " ")
-            guard fields.count >= 5 else { continue }
+            let fields = line.split(separator: " ")
+            guard let dash = fields.firstIndex(of: "-"), dash >= 5, dash + 1 < fields.count,
+                  fields[dash + 1] == "cgroup2" else { continue }
             return CGroupMount(mountPoint: unescape(fields[4]))
         }
         return nil
