@@ -21,6 +21,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import unittest.mock
 from collections import defaultdict
 from pathlib import Path
 
@@ -93,21 +94,17 @@ def main(argv: list[str]) -> int:
     bins = [str(Path(b).resolve()) for b in args.binaries]
     got: dict[str, dict[str, list[int]]] = {b: defaultdict(list) for b in bins}  # bin → "when row" → KiB
     workdir = Path(tempfile.mkdtemp(prefix="sluice-smaps-"))
-    previous = os.environ.get("SLUICE_BIN")
     try:
         loadgen = bench.compile_c(workdir, "loadgen")
         for i in range(args.rounds):
             for n, b in enumerate(bins):
-                os.environ["SLUICE_BIN"] = b
-                snaps = SmapsRun("sluice", s, workdir / f"{n}-{i}", loadgen, bench.say, udp=args.udp, sections=args.sections).run()
+                with unittest.mock.patch.dict(os.environ, {"SLUICE_BIN": b}):  # the harness starts $SLUICE_BIN
+                    snaps = SmapsRun("sluice", s, workdir / f"{n}-{i}", loadgen, bench.say, udp=args.udp,
+                                     sections=args.sections).run()
                 for when, rows in snaps.items():
                     for row, kib in rows.items():
                         got[b][f"{when} {row}"].append(kib)
     finally:
-        if previous is None:
-            os.environ.pop("SLUICE_BIN", None)
-        else:
-            os.environ["SLUICE_BIN"] = previous
         shutil.rmtree(workdir, ignore_errors=True)
 
     keys = sorted({k for g in got.values() for k in g}, key=lambda k: (k.split()[0] != "idle", -max(
