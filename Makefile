@@ -39,7 +39,8 @@ BENCH = $(SUDO) env SLUICE_BIN=$(SLUICE_BIN) timeout -k 30 1500 python3 Benchmar
 # dynamic. swiftc's static-stdlib link line asks for -lstdc++; a directory holding only libstdc++.a,
 # searched before gcc's own, makes that the static archive.
 STATIC_CXX_DIR := $(CURDIR)/.build/static-libstdc++
-# scripts/release-exports.map keeps Sluice's own symbols out of the dynamic symbol table (0.5 MiB less).
+# scripts/release-exports.map keeps Sluice's own symbols out of the dynamic symbol table (0.4 MiB less,
+# Benchmarks/e2e/smaps.py).
 # scripts/release-order.txt lays the functions a running `sluice up` executes side by side at the start of
 # .text (Benchmarks/e2e/codeorder.py writes it): the kernel maps code 64 KiB around each page fault, so
 # code spread over the binary keeps most of its 7 MB resident. Swift and C put each function in its own
