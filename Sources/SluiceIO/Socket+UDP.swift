@@ -19,12 +19,9 @@ extension Socket {
         }
         guard fd >= 0 else { throw SystemError("socket(UDP)") }
         let s = Socket(fd: fd)
-        do throws(SystemError) {
+        try s.closingOnFailure { () throws(SystemError) in
             if dualStack { try s.setOption(Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0, "IPV6_V6ONLY") }
             guard sluice_udp_enable_errors(fd, dualStack ? AF_INET6 : AF_INET) == 0 else { throw SystemError("setsockopt(IP_RECVERR)") }
-        } catch {
-            s.close()
-            throw error
         }
         return (s, dualStack)
     }
@@ -94,16 +91,13 @@ extension Socket {
     /// (`[::]:7000` serves both, as `listen(on:)` does for TCP). The relay's UDP path socket.
     public static func udpBound(on endpoint: SocketEndpoint) throws(SystemError) -> Socket {
         let s = try udp(for: endpoint.address)
-        do throws(SystemError) {
+        try s.closingOnFailure { () throws(SystemError) in
             if !endpoint.address.isIPv4 { try s.setOption(Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0, "IPV6_V6ONLY") }
             let r = endpoint.withSockaddr { Glibc.bind(s.fd, $0, $1) }
             guard r == 0 else {
                 let code = errno
                 throw SystemError("bind(UDP \(endpoint))", code: code, hint: code == EADDRINUSE ? "another process holds this UDP port" : nil)
             }
-        } catch {
-            s.close()
-            throw error
         }
         return s
     }

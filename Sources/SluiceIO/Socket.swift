@@ -79,10 +79,23 @@ public struct Socket: Sendable {
 
     public func close() { Glibc.close(fd) }
 
+    /// Runs `setUp` on this new socket (options, bind, connect, registering it with a loop) and
+    /// returns what it returns; when it throws, closes the socket first, so that a socket whose
+    /// set-up failed half-way is never leaked. Every constructor of a socket ends this way.
+    @inlinable
+    public func closingOnFailure<T, E: Error>(_ setUp: () throws(E) -> T) throws(E) -> T {
+        do {
+            return try setUp()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
     /// A listening socket on `endpoint` (SO_REUSEADDR; IPv6 sockets also take IPv4 when bound to ::).
     public static func listen(on endpoint: SocketEndpoint, backlog: Int32 = 1024) throws(SystemError) -> Socket {
         let s = try tcp(for: endpoint.address)
-        do throws(SystemError) {
+        try s.closingOnFailure { () throws(SystemError) in
             try s.setOption(SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR")
             if !endpoint.address.isIPv4 { try s.setOption(Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0, "IPV6_V6ONLY") }
             let r = endpoint.withSockaddr { Glibc.bind(s.fd, $0, $1) }
@@ -91,9 +104,6 @@ public struct Socket: Sendable {
                 throw SystemError("bind(\(endpoint))", code: code, hint: code == EADDRINUSE ? "another process listens on this port" : nil)
             }
             guard Glibc.listen(s.fd, backlog) == 0 else { throw SystemError("listen(\(endpoint))") }
-        } catch {
-            s.close()
-            throw error
         }
         return s
     }

@@ -27,13 +27,11 @@ public final class ProxyServer {
         self.upstream = upstream
         self.users = users
         self.loop = loop
-        listener = try Socket.listen(on: listen)
-        do throws(SystemError) {
-            listeningEndpoint = try listener.localEndpoint()
+        let listener = try Socket.listen(on: listen)
+        self.listener = listener
+        listeningEndpoint = try listener.closingOnFailure { () throws(SystemError) in try listener.localEndpoint() }
+        try listener.closingOnFailure { () throws(SystemError) in
             try loop.register(fd: listener.fd, events: [.readable]) { [unowned self] _ in self.acceptAll() }
-        } catch {
-            listener.close()
-            throw error
         }
     }
 

@@ -31,19 +31,13 @@ final class SocksUDPRelay: UpstreamAssociationHandler {
         clientAddress = client
         clientPort = expectedPort == 0 ? nil : expectedPort
         let s = try Socket.udp(for: local)
-        do throws(SystemError) {
+        bound = try s.closingOnFailure { () throws(SystemError) in
             try s.bind(to: SocketEndpoint(address: local, port: 0))
-            bound = try s.localEndpoint()
-        } catch {
-            s.close()
-            throw error
+            return try s.localEndpoint()
         }
         socket = s
-        do throws(SystemError) {
+        try s.closingOnFailure { () throws(SystemError) in
             try server.loop.register(fd: s.fd, events: [.readable, .edgeTriggered]) { [unowned self] _ in self.receive() }
-        } catch {
-            s.close()
-            throw error
         }
         Log.debug("\(control.peer): UDP association on \(bound)", "proxy")
     }

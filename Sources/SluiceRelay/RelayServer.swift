@@ -74,13 +74,9 @@ public final class RelayServer {
         self.settingsSource = settingsSource
         outgoingDatagrams = DatagramBatch(loop: loop)
         responder = Self.responder(for: settings, udpPath: false)
-        listener = try Socket.listen(on: settings.listen)
-        do {
-            listeningEndpoint = try listener.localEndpoint()
-        } catch {
-            listener.close()
-            throw error
-        }
+        let listener = try Socket.listen(on: settings.listen)
+        self.listener = listener
+        listeningEndpoint = try listener.closingOnFailure { () throws(SystemError) in try listener.localEndpoint() }
         try loop.register(fd: listener.fd, events: [.readable]) { [unowned self] _ in self.acceptAll() }
         if settings.mux.features.contains(.udpPath) {
             do {

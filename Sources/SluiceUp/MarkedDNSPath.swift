@@ -2,6 +2,7 @@ import SluiceHost
 import SluiceIO
 import SluiceLog
 import SluiceLoop
+import SluiceSystem
 import SluiceTunnel
 import SluiceWire
 
@@ -90,14 +91,11 @@ final class MarkedDNSPath: DirectDNSPath {
         let mapping: Mapping
         do {
             let (socket, dualStack) = try Socket.udpAnyFamily()
-            do {
-                try SocketMark.set(fwmark, on: socket.fd)
-            } catch {
-                socket.close()
-                throw error
-            }
+            try socket.closingOnFailure { () throws(HostError) in try SocketMark.set(fwmark, on: socket.fd) }
             mapping = Mapping(application: application, socket: socket, dualStack: dualStack)
-            try loop.register(fd: socket.fd, events: [.readable]) { [unowned self, unowned mapping] _ in self.receive(on: mapping) }
+            try socket.closingOnFailure { () throws(SystemError) in
+                try loop.register(fd: socket.fd, events: [.readable]) { [unowned self, unowned mapping] _ in self.receive(on: mapping) }
+            }
         } catch {
             Log.warning("split DNS: no socket for a query around the tunnel: \(error)", "client")
             return nil

@@ -54,11 +54,8 @@ final class RelayUDPPath {
         self.relay = relay
         self.loop = loop
         socket.setReceiveBuffer(4 << 20)
-        do {
+        try socket.closingOnFailure { () throws(SystemError) in
             try loop.register(fd: socket.fd, events: [.readable, .edgeTriggered]) { [unowned self] _ in self.readAvailable() }
-        } catch {
-            socket.close()
-            throw error
         }
     }
 

@@ -23,12 +23,9 @@ extension CarrierTransport {
     /// Turns Nagle off on `socket` (carriers carry small frames that must not wait) and starts
     /// connecting it to `relay`; closes it when that fails. What every `connect(to:)` ends with.
     public func startConnecting(_ socket: Socket, to relay: SocketEndpoint) throws(SystemError) -> Socket {
-        do throws(SystemError) {
+        try socket.closingOnFailure { () throws(SystemError) in
             socket.setNoDelay()
             try socket.connect(to: relay)
-        } catch {
-            socket.close()
-            throw error
         }
         return socket
     }

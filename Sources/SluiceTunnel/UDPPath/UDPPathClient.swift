@@ -53,22 +53,16 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath {
         opener = PathCipher(key: keys.receiving)
         ipv4 = relay.address.isIPv4
         let socket = try transport.udpSocket(for: relay.address)
-        do throws(SystemError) {
+        try socket.closingOnFailure { () throws(SystemError) in
             try socket.connect(to: relay)
             socket.setReceiveBuffer(4 << 20)
-        } catch {
-            socket.close()
-            throw error
         }
         self.socket = socket
         maxPacket = 0
         monitor = UDPPathMonitor(now: loop.now)
         refreshMaxPacket()
-        do {
+        try socket.closingOnFailure { () throws(SystemError) in
             try loop.register(fd: socket.fd, events: [.readable, .edgeTriggered]) { [unowned self] _ in self.readAvailable() }
-        } catch {
-            socket.close()
-            throw error
         }
     }
 

@@ -74,13 +74,10 @@ final class SocksAssociation: SocksConnection, UpstreamAssociation {
         }
         do throws(SystemError) {
             let socket = try upstream.transport.udpSocket(for: relay.address)
-            do throws(SystemError) {
+            try socket.closingOnFailure { () throws(SystemError) in
                 // Connected: only the server's relay address gets through to this socket.
                 try socket.connect(to: relay)
                 try upstream.loop.register(fd: socket.fd, events: [.readable, .edgeTriggered]) { [unowned self] _ in self.receive() }
-            } catch {
-                socket.close()
-                throw error
             }
             udp = socket
         } catch {
