@@ -22,7 +22,8 @@ ROW_H = 40
 THIN = 9  # a floor's or peer's bar; a row grows by THIN + 2 for each
 GREEN, RED, GREY, INK, MUTED = "#2e8b57", "#c0392b", "#c8c8c8", "#222", "#666"
 NEUTRAL = "#555"  # Sluice's bar where the figure has no target
-COLORS = {"floor": "#9cbbe0", "floor-aead": "#3d6da8", "wireguard-go": "#e08a2c", "openvpn": "#8e5ea2"}
+COLORS = {"floor": "#9cbbe0", "floor-aead": "#3d6da8", "wireguard-go": "#e08a2c", "openvpn": "#8e5ea2",
+          "sluice-socks": "#5f9e6e"}  # one per mode of measure.MODES but kernel (the ceiling) and sluice
 MAX_PCT = 400.0  # the % panels end here at most: a peer at 15× the ceiling's latency must not flatten the rest
 
 

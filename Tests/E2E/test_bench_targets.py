@@ -12,6 +12,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Benchmarks" / "e2e"))
 
+import chart  # noqa: E402
+import measure  # noqa: E402
 import metrics  # noqa: E402
 from targets import PEERS, Target  # noqa: E402
 
@@ -115,3 +117,16 @@ def test_table_shows_peers_ratios_and_notes():
     assert metrics.footnotes(notes) == ["[1] wireguard-go: iperf3 tcp1_up: 5 segments sent again",
                                         "[2] openvpn: something about the whole mode",
                                         "[3] openvpn: udp-rr (16 in flight): 3 lost"]
+
+
+def test_chart_draws_every_mode():
+    """A run with a figure from every mode bench.py can measure renders; each mode drawn beside Sluice
+    has its own colour (a mode without one ended `make bench` after all its measurements)."""
+    figures = _run(1.0)
+    for mode in measure.MODES:
+        figures.setdefault(mode, {}).update({"tcp1_up_gbps": 3.0, "cpu_up_s_per_gb": 3.0})
+    rows = metrics.compare(figures)
+    drawn = {name for r in rows for name, _ in chart._others(r)}
+    assert drawn == set(measure.MODES) - {"kernel", "sluice"}
+    svg = chart.render(rows, "title", "subtitle")
+    assert svg.startswith("<svg") and all(f"{mode} " in svg for mode in drawn)
