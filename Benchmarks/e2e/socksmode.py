@@ -13,9 +13,9 @@ other SOCKS5 server of the E2E tests, copies through small buffers and moves an 
 less (tests/E2E figures), so danted it is.
 
 The groups that run here: udp, tcp_cc and iperf. Not idle_flows: 10,000 connections held open
-would measure danted's process and file limits rather than Sluice. The "relay" process whose CPU
-time is counted is danted's main process only: its I/O children, which move the bytes, are not
-(their CPU time is in no figure), so cpu_*_s_per_gb here is Sluice's client and danted's bookkeeping.
+would measure danted's process and file limits rather than Sluice. The "relay" CPU time is danted's
+whole process tree (its I/O children move the bytes; proc.cpu_user_system counts them); its RSS is
+the main process's only.
 """
 
 from __future__ import annotations
