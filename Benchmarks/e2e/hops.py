@@ -15,8 +15,8 @@ while tcpdump captures, with nanosecond timestamps, on every interface on the wa
 (Sluice only), the client's veth, the relay's veth on both sides and the server's veth. All namespaces
 share one clock. Each transaction's packets lie between the client's clock readings before and after
 it; a packet is followed across a veth by its headers (addresses, ports, IP id, TCP sequence), and
-through a tunnel end — where it changes form — by the first packet of the right kind that leaves after
-it came in. The table gives medians over the transactions, in µs:
+through a tunnel end — where it changes form — by the first packet of the right kind, long enough to hold
+it, that leaves after it came in. The table gives medians over the transactions, in µs:
 
   client↑  the client's tunnel: the packet on the TUN → the carrier segment (or UDP path datagram) out
   wire↑    both veth crossings on the way out (capture on send → capture on receive)
@@ -268,11 +268,12 @@ def app(up: bool, kind: str, port: int) -> Callable[[Packet], bool]:
     return pred
 
 
-def tunnel(up: bool) -> Callable[[Packet], bool]:
-    """Sluice's own packets one way: carrier segments with bytes in them, or UDP path datagrams."""
+def tunnel(up: bool, carrying: Packet) -> Callable[[Packet], bool]:
+    """Sluice's own packets one way that can hold `carrying`'s payload: carrier segments, or UDP path
+    datagrams, at least as long (so a new association's OPEN_OK alone is not taken for its answer)."""
     a, b = (CLIENT, RELAY) if up else (RELAY, CLIENT)
     return lambda p: (p.src == a and p.dst == b and h.RELAY_PORT in (p.sport, p.dport)
-                      and (p.proto == 17 or p.payload > 0))
+                      and p.payload >= max(carrying.payload, 1))
 
 
 def chain(w: Window, sluice: bool, up_kind: str, down_kind: str, port: int) -> list[int] | None:
@@ -283,13 +284,13 @@ def chain(w: Window, sluice: bool, up_kind: str, down_kind: str, port: int) -> l
     a = w.first(first, app(True, up_kind, port), w.lo)
     if a is None:
         return None
-    b = w.first("client", tunnel(True), a.ts) if sluice else a
+    b = w.first("client", tunnel(True, a), a.ts) if sluice else a
     c = w.same("relay-in", b)
     d = c and (w.first("relay-out", app(True, up_kind, port), c.ts) if sluice else w.same("relay-out", c))
     e = w.same("server", d)
     f = e and w.first("server", app(False, down_kind, port), e.ts)
     g = w.same("relay-out", f)
-    k = g and (w.first("relay-in", tunnel(False), g.ts) if sluice else w.same("relay-in", g))
+    k = g and (w.first("relay-in", tunnel(False, g), g.ts) if sluice else w.same("relay-in", g))
     i = w.same("client", k)
     j = i and (w.first("tun", app(False, down_kind, port), i.ts) if sluice else i)
     points = [a, b, c, d, e, f, g, k, i, j]
