@@ -2,7 +2,7 @@
 """Where the microseconds of one new TCP connection or one UDP round trip go, hop by hop.
 
     sudo flock /tmp/sluice-e2e.lock python3 Benchmarks/e2e/hops.py [--samples 1000] [--modes kernel,sluice]
-        [--tests tcp,udp_rr,udp_new] [--gap-ms 1] [--keep DIR] [--json FILE]
+        [--tests tcp,udp_rr,udp_new] [--gap-ms 1] [--no-capture] [--keep DIR] [--json FILE]
 
 In the three namespaces of `make bench` (measure.ModeRun: the same topology, loadgen server and tunnel),
 with kernel forwarding and then through Sluice, one transaction at a time:
@@ -30,8 +30,8 @@ The tcp test has three rows: the handshake (the SYN on the client's interface un
 it; through Sluice the relay's own connect to the server lies in between), the request (the data
 segment until the answer) and the whole (SYN until the answer; the difference is the client's kernel
 completing the handshake and the program sending). A hop's medians do not add up to the total's.
-Packet capture adds a few µs per interface to every hop, in both modes alike. A "wire" figure is only
-the veth hand-over: the receive softirq's work counts in the next hop.
+Packet capture adds work to every packet on every interface (--no-capture shows how much, in the app
+column). A "wire" figure is only the veth hand-over: the receive softirq's work counts in the next hop.
 
 A second table says, per transaction, how much CPU time the tunnel's two processes and the server
 used (all threads' se.sum_exec_runtime in /proc/PID/task/*/sched, which is exact where utime is in
@@ -107,10 +107,12 @@ def interfaces(mr: measure.ModeRun) -> dict[str, tuple[str, str]]:
 class Captures:
     """tcpdump on every capture point while the block runs; `packets()` decodes them with tshark."""
 
-    def __init__(self, mr: measure.ModeRun, name: str) -> None:
-        self.mr, self.name, self.procs, self.files = mr, name, {}, {}
+    def __init__(self, mr: measure.ModeRun, name: str, enabled: bool = True) -> None:
+        self.mr, self.name, self.enabled, self.procs, self.files = mr, name, enabled, {}, {}
 
     def __enter__(self) -> "Captures":
+        if not self.enabled:
+            return self
         for point, (ns, dev) in interfaces(self.mr).items():
             f = self.mr.workdir / f"{self.name}-{point}.pcap"
             # -Z root: Debian's tcpdump otherwise drops to the tcpdump user, who cannot write here.
@@ -125,6 +127,8 @@ class Captures:
         return self
 
     def __exit__(self, *exc) -> None:
+        if not self.procs:
+            return
         # Without --immediate-mode (which would wake tcpdump for every packet, on the CPUs being measured)
         # packets wait in the kernel's ring until its block times out (1 s); a stop before that loses them.
         time.sleep(1.5)
@@ -141,6 +145,8 @@ class Captures:
         return out
 
     def packets(self) -> dict[str, list[Packet]]:
+        if not self.enabled:
+            return {point: [] for point in interfaces(self.mr)}
         return {point: decode(f) for point, f in self.files.items()}
 
 
@@ -384,7 +390,7 @@ def run_mode(mode: str, tests: list[str], args, workdir: Path, loadgen: Path,
                 procs = {"client": mr.client, "relay": mr.relay,
                          "server": next(p for p in mr.runner.procs if p.name == "loadgen-server")}
                 procs = {side: p.pid for side, p in procs.items() if p is not None}
-                with Captures(mr, test) as cap:
+                with Captures(mr, test, enabled=not args.no_capture) as cap:
                     before = {side: sched_totals(pid) for side, pid in procs.items()}
                     runs = run_client(mr, test, args.samples + args.warmup, args.gap_ms / 1000)
                     after = {side: sched_totals(pid) for side, pid in procs.items()}
@@ -430,6 +436,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--tests", default=",".join(TESTS), help=f"comma-separated of {','.join(TESTS)}")
     ap.add_argument("--client-arg", action="append", default=[], help="extra argument for `sluice up` (repeatable)")
     ap.add_argument("--relay-arg", action="append", default=[], help="extra argument for `sluice relay` (repeatable)")
+    ap.add_argument("--no-capture", action="store_true",
+                    help="no tcpdump: only the app column and the CPU table, to see what capturing costs")
     ap.add_argument("--keep", help="copy the pcap files into this directory")
     ap.add_argument("--json", help="write the rows with every transaction's hops to this file")
     args = ap.parse_args(argv)
