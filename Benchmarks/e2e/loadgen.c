@@ -5,10 +5,11 @@
  * the kernel's whole forwarding path. So the rate tests use this program, compiled by bench.py with
  * gcc at run time (no build system, no dependency beyond libc). Each client prints one JSON object.
  *
- *   loadgen server  --tcp-close PORT --tcp-hold PORT --udp-echo PORT --ready FILE
+ *   loadgen server  --tcp-close PORT --tcp-hold PORT --udp-echo PORT [--tcp-echo PORT] --ready FILE
  *       [::] dual-stack. tcp-close: accept and close at once (the server closes first, so TIME_WAIT
  *       stays on the server). tcp-hold: accept and keep open until the peer closes. udp-echo: send
- *       every datagram back to where it came from.
+ *       every datagram back to where it came from. tcp-echo: accept, write back what is read, close
+ *       when the peer closes (hops.py's connect-and-request test).
  *   loadgen tcp-cc   HOST PORT SECONDS CONCURRENCY
  *       new TCP connections: keep CONCURRENCY non-blocking connects in flight; each one counts when
  *       connect succeeded and the server's FIN arrived (read() == 0) — a whole open/close cycle.
@@ -130,7 +131,7 @@ static int lg_epoll_ctl(int ep, int op, int fd, uint32_t events, uint64_t data) 
 
 /* ---- server ---------------------------------------------------------------------------------- */
 
-enum { LG_TAG_CLOSE = 1, LG_TAG_HOLD = 2, LG_TAG_UDP = 3, LG_TAG_HELD = 4 };
+enum { LG_TAG_CLOSE = 1, LG_TAG_HOLD = 2, LG_TAG_UDP = 3, LG_TAG_HELD = 4, LG_TAG_ECHO = 5, LG_TAG_ECHOED = 6 };
 
 static int lg_listen(int type, int port) {
     int fd = socket(AF_INET6, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -169,16 +170,18 @@ static void lg_udp_echo(int fd) {
 }
 
 static int lg_server(int argc, char **argv) {
-    int close_port = 0, hold_port = 0, udp_port = 0;
+    int close_port = 0, hold_port = 0, udp_port = 0, echo_port = 0;
     const char *ready = NULL;
     for (int i = 0; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--tcp-close")) close_port = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--tcp-hold")) hold_port = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--udp-echo")) udp_port = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--tcp-echo")) echo_port = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--ready")) ready = argv[i + 1];
     }
     if (!close_port || !hold_port || !udp_port || !ready) {
-        fprintf(stderr, "usage: loadgen server --tcp-close PORT --tcp-hold PORT --udp-echo PORT --ready FILE\n");
+        fprintf(stderr, "usage: loadgen server --tcp-close PORT --tcp-hold PORT --udp-echo PORT [--tcp-echo PORT] "
+                        "--ready FILE\n");
         return 2;
     }
     lg_raise_nofile();
@@ -188,6 +191,8 @@ static int lg_server(int argc, char **argv) {
     lg_epoll_ctl(ep, EPOLL_CTL_ADD, cfd, EPOLLIN, LG_TAG_CLOSE);
     lg_epoll_ctl(ep, EPOLL_CTL_ADD, hfd, EPOLLIN, LG_TAG_HOLD);
     lg_epoll_ctl(ep, EPOLL_CTL_ADD, ufd, EPOLLIN, LG_TAG_UDP);
+    int efd = echo_port ? lg_listen(SOCK_STREAM, echo_port) : -1;
+    if (efd >= 0) lg_epoll_ctl(ep, EPOLL_CTL_ADD, efd, EPOLLIN, LG_TAG_ECHO);
     FILE *f = fopen(ready, "w");
     if (!f) lg_die("ready file");
     fprintf(f, "{\"pid\": %d}\n", getpid());
@@ -206,6 +211,19 @@ static int lg_server(int argc, char **argv) {
                 int c;
                 while ((c = accept4(hfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
                     lg_epoll_ctl(ep, EPOLL_CTL_ADD, c, EPOLLIN | EPOLLRDHUP, ((uint64_t)c << 8) | LG_TAG_HELD);
+            } else if (tag == LG_TAG_ECHO) {
+                int c;
+                while ((c = accept4(efd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+                    int one = 1;
+                    setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                    lg_epoll_ctl(ep, EPOLL_CTL_ADD, c, EPOLLIN | EPOLLRDHUP, ((uint64_t)c << 8) | LG_TAG_ECHOED);
+                }
+            } else if (tag == LG_TAG_ECHOED) {
+                int c = (int)(evs[i].data.u64 >> 8);
+                char buf[4096];
+                ssize_t r = read(c, buf, sizeof buf);
+                if (r > 0 && write(c, buf, (size_t)r) == r) continue;  /* small requests: one write */
+                if (r == 0 || (r < 0 && errno != EAGAIN)) close(c);
             } else if (tag == LG_TAG_UDP) {
                 lg_udp_echo(ufd);
             } else if (tag == LG_TAG_HELD) {

@@ -47,6 +47,7 @@ from proc import RssSampler, cpu_user_system, steady_rss_kib
 import socksmode
 
 CLOSE_PORT, HOLD_PORT, UDP_PORT, IPERF_PORT = 9100, 9101, 9102, 5201
+ECHO_PORT = 9103  # loadgen's TCP echo: hops.py's connect-and-request test
 MSS = 1448  # bytes per segment on a 1500-byte path, to put iperf3's retransmits in proportion
 SERVER = netns.SERVER_V4
 GROUPS = ("udp", "idle_flows", "tcp_cc", "iperf")  # the order they run in; see the module comment
@@ -161,6 +162,7 @@ class ModeRun:
         ready = self.workdir / "loadgen-ready.json"
         proc = self.runner.start("loadgen-server", [self.loadgen, "server", "--tcp-close", str(CLOSE_PORT),
                                                     "--tcp-hold", str(HOLD_PORT), "--udp-echo", str(UDP_PORT),
+                                                    "--tcp-echo", str(ECHO_PORT),
                                                     "--ready", str(ready)], ns=self.topo.server)
         h.wait_for(lambda: ready.exists() or not proc.alive(), 10, what="the loadgen server")
         if not proc.alive():
