@@ -29,7 +29,7 @@ let package = Package(
         // errno text, the one EINTR/EAGAIN syscall wrapper and would-block result, the monotonic clock.
         .target(name: "SluiceSystem"),
         // Non-blocking sockets and byte queues: what the carrier, the relay, the records and the engine all move bytes with.
-        .target(name: "SluiceIO", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceWire"], swiftSettings: hotPath),
+        .target(name: "SluiceIO", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceWire", "SluiceLoop"], swiftSettings: hotPath),
         .target(name: "SluiceWire", swiftSettings: hotPath),
         // JSON (config files, the state record) without Foundation: see Sources/SluiceJSON/JSONValue.swift.
         .target(name: "SluiceJSON"),
@@ -76,7 +76,7 @@ let package = Package(
         // What several test targets share: generators, in-memory carriers and session pairs.
         .target(name: "SluiceTestSupport", dependencies: ["SluiceWire"], path: "Tests/SluiceTestSupport"),
         .testTarget(name: "SluiceWireTests", dependencies: ["SluiceWire", "SluiceTestSupport"]),
-        .testTarget(name: "SluiceIOTests", dependencies: ["SluiceIO", "SluiceTestSupport"]),
+        .testTarget(name: "SluiceIOTests", dependencies: ["SluiceIO", "SluiceLoop", "SluiceWire", "SluiceSystem", "CSluiceShims", "SluiceTestSupport"]),
         .testTarget(name: "SluiceJSONTests", dependencies: ["SluiceJSON"]),
         .testTarget(name: "SluiceBase64Tests", dependencies: ["SluiceBase64"]),
         .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "SluiceIO", "SluiceTestSupport", "CSodium"], resources: [.copy("Fixtures")]),
