@@ -23,24 +23,9 @@ final class DatagramBatchTests: XCTestCase {
         func batch(droppedForFullSocket count: Int) { dropped += count }
     }
 
-    private var opened: [Socket] = []
+    private let sockets = TestSockets()
 
-    override func tearDown() {
-        for s in opened { s.close() }
-        opened = []
-    }
-
-    private func udpReceiver() throws -> (Socket, SocketEndpoint) {
-        let s = try Socket.udpBound(on: SocketEndpoint("127.0.0.1:0")!)
-        opened.append(s)
-        return (s, try s.localEndpoint())
-    }
-
-    private func udpSender() throws -> Socket {
-        let s = try Socket.udp(for: IPAddress("127.0.0.1")!)
-        opened.append(s)
-        return s
-    }
+    override func tearDown() { sockets.closeAll() }
 
     /// A connected Unix datagram pair whose sending end has the smallest send buffer, so that the
     /// kernel refuses a large datagram (EMSGSIZE) and fills up after a few (EAGAIN).
@@ -50,7 +35,8 @@ final class DatagramBatchTests: XCTestCase {
             throw SystemError("socketpair")
         }
         let pair = (send: Socket(fd: fds[0]), receive: Socket(fd: fds[1]))
-        opened += [pair.send, pair.receive]
+        sockets.adopt(pair.send)
+        sockets.adopt(pair.receive)
         try pair.send.setOption(SOL_SOCKET, SO_SNDBUF, 4096, "SO_SNDBUF")
         return pair
     }
@@ -71,9 +57,9 @@ final class DatagramBatchTests: XCTestCase {
     func testHoldsDatagramsUntilTheEndOfTheTurnThenSendsThemInOrder() throws {
         let loop = try EventLoop()
         let batch = DatagramBatch(loop: loop)
-        let (a, aEndpoint) = try udpReceiver()
-        let (b, bEndpoint) = try udpReceiver()
-        let first = Sender(try udpSender()), second = Sender(try udpSender())
+        let (a, aEndpoint) = try sockets.bound()
+        let (b, bEndpoint) = try sockets.bound()
+        let first = Sender(try sockets.unbound()), second = Sender(try sockets.unbound())
         [UInt8]([1, 2, 3]).withUnsafeBytes { batch.append($0, to: aEndpoint, from: first) }
         [UInt8]([9]).withUnsafeBytes { batch.append($0, to: bEndpoint, from: second) }
         [UInt8]([4, 5]).withUnsafeBytes { batch.append($0, to: bEndpoint, from: first) }
@@ -95,8 +81,8 @@ final class DatagramBatchTests: XCTestCase {
     func testWritesInPlaceAndQueuesNothingWhenTheWriterDeclines() throws {
         let loop = try EventLoop()
         let batch = DatagramBatch(loop: loop)
-        let (r, endpoint) = try udpReceiver()
-        let sender = Sender(try udpSender())
+        let (r, endpoint) = try sockets.bound()
+        let sender = Sender(try sockets.unbound())
         batch.append(to: endpoint, from: sender, reserving: 100) { room in
             room[0] = 0xAA
             room[1] = 0xBB
@@ -111,8 +97,8 @@ final class DatagramBatchTests: XCTestCase {
     func testSendsAtOnceWhenTheLimitIsReached() throws {
         let loop = try EventLoop()
         let batch = DatagramBatch(loop: loop, limit: 100)
-        let (r, endpoint) = try udpReceiver()
-        let sender = Sender(try udpSender())
+        let (r, endpoint) = try sockets.bound()
+        let sender = Sender(try sockets.unbound())
         let big = [UInt8](repeating: 0xAB, count: 60)
         big.withUnsafeBytes { batch.append($0, to: endpoint, from: sender) }
         big.withUnsafeBytes { batch.append($0, to: endpoint, from: sender) }
@@ -155,8 +141,8 @@ final class DatagramBatchTests: XCTestCase {
     func testASenderWhoseSocketClosedDropsItsOwnOnly() throws {
         let loop = try EventLoop()
         let batch = DatagramBatch(loop: loop)
-        let (r, endpoint) = try udpReceiver()
-        let gone = Sender(try udpSender()), live = Sender(try udpSender())
+        let (r, endpoint) = try sockets.bound()
+        let gone = Sender(try sockets.unbound()), live = Sender(try sockets.unbound())
         [UInt8]([1]).withUnsafeBytes { batch.append($0, to: endpoint, from: gone) }
         [UInt8]([2]).withUnsafeBytes { batch.append($0, to: endpoint, from: live) }
         gone.socket = nil

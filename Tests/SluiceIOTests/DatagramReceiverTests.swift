@@ -7,22 +7,13 @@ import XCTest
 
 /// Bursts of datagrams with recvmmsg, over UDP on loopback.
 final class DatagramReceiverTests: XCTestCase {
-    private var opened: [Socket] = []
+    private let sockets = TestSockets()
 
-    override func tearDown() {
-        for s in opened { s.close() }
-        opened = []
-    }
-
-    private func bound() throws -> (Socket, SocketEndpoint) {
-        let s = try Socket.udpBound(on: SocketEndpoint("127.0.0.1:0")!)
-        opened.append(s)
-        return (s, try s.localEndpoint())
-    }
+    override func tearDown() { sockets.closeAll() }
 
     func testReadsABurstPerCallWithEachSourceUntilTheSocketIsEmpty() throws {
-        let (receiving, to) = try bound()
-        let (sending, from) = try bound()
+        let (receiving, to) = try sockets.bound()
+        let (sending, from) = try sockets.bound()
         for i in 0..<5 {
             let payload = [UInt8](repeating: UInt8(i), count: i + 1)
             _ = try payload.withUnsafeBytes { try sending.send(datagram: $0, to: to, dualStack: false) }
@@ -40,8 +31,8 @@ final class DatagramReceiverTests: XCTestCase {
     }
 
     func testTheLargestDatagramFitsItsSlot() throws {
-        let (receiving, to) = try bound()
-        let (sending, _) = try bound()
+        let (receiving, to) = try sockets.bound()
+        let (sending, _) = try sockets.bound()
         let big = [UInt8](repeating: 0xEE, count: 65_507)  // the largest UDP payload over IPv4
         try sending.setOption(SOL_SOCKET, SO_SNDBUF, 1 << 20, "SO_SNDBUF")
         try receiving.setOption(SOL_SOCKET, SO_RCVBUF, 1 << 20, "SO_RCVBUF")
@@ -54,11 +45,9 @@ final class DatagramReceiverTests: XCTestCase {
 
     func testAnICMPErrorOnAConnectedSocketThrows() throws {
         // A port nobody listens on: bind one, note it, close it.
-        let (probe, closedPort) = try bound()
-        probe.close()
-        opened.removeAll { $0.fd == probe.fd }
-        let s = try Socket.udp(for: IPAddress("127.0.0.1")!)
-        opened.append(s)
+        let (probe, closedPort) = try sockets.bound()
+        sockets.close(probe)
+        let s = try sockets.unbound()
         try s.connect(to: closedPort)
         _ = try [UInt8]([1]).withUnsafeBytes { try s.write($0) }
         let receiver = DatagramReceiver(slots: 4)
