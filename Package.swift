@@ -91,7 +91,7 @@ let package = Package(
         .testTarget(name: "SluiceBenchTests", dependencies: ["SluiceBench", "SluiceWire"]),
         .testTarget(name: "SluiceLoopTests", dependencies: ["SluiceLoop"]),
         .testTarget(name: "SluiceLogTests", dependencies: ["SluiceLog"]),
-        .testTarget(name: "SluiceCarrierTests", dependencies: ["SluiceCarrier"]),
+        .testTarget(name: "SluiceCarrierTests", dependencies: ["SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceWire"]),
         .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceTestSupport"]),
         .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop", "SluiceCrypto", "SluiceProxyProtocol"]),
     ]
