@@ -76,7 +76,7 @@ let package = Package(
         // What several test targets share: generators, in-memory carriers and session pairs.
         .target(name: "SluiceTestSupport", dependencies: ["SluiceWire"], path: "Tests/SluiceTestSupport"),
         .testTarget(name: "SluiceWireTests", dependencies: ["SluiceWire", "SluiceTestSupport"]),
-        .testTarget(name: "SluiceIOTests", dependencies: ["SluiceIO", "SluiceLoop", "SluiceWire", "SluiceSystem", "CSluiceShims", "SluiceTestSupport"]),
+        .testTarget(name: "SluiceIOTests", dependencies: ["SluiceIO", "SluiceLoop", "SluiceWire", "SluiceSystem", "SluiceTestSupport"]),
         .testTarget(name: "SluiceJSONTests", dependencies: ["SluiceJSON"]),
         .testTarget(name: "SluiceBase64Tests", dependencies: ["SluiceBase64"]),
         .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "SluiceIO", "SluiceTestSupport", "CSodium"], resources: [.copy("Fixtures")]),
