@@ -46,3 +46,46 @@ int sluice_udp_read_error(int fd, sluice_udp_error *out) {
     }
     return 1;
 }
+
+_Static_assert(SLUICE_BATCH_MAX <= 1024, "UIO_MAXIOV bounds sendmmsg and recvmmsg");
+
+/// Points `messages` at the datagrams' bytes and addresses (`receiving`: every address field takes
+/// the source; sending: only those with a destination, the rest go to the connected peer).
+static void sluice_fill_messages(struct mmsghdr *messages, struct iovec *iov, sluice_datagram *datagrams,
+                                 unsigned count, int receiving) {
+    memset(messages, 0, count * sizeof messages[0]);
+    for (unsigned i = 0; i < count; i++) {
+        iov[i].iov_base = datagrams[i].base;
+        iov[i].iov_len = datagrams[i].length;
+        messages[i].msg_hdr.msg_iov = &iov[i];
+        messages[i].msg_hdr.msg_iovlen = 1;
+        if (receiving || datagrams[i].address_length) {
+            messages[i].msg_hdr.msg_name = &datagrams[i].address;
+            messages[i].msg_hdr.msg_namelen = receiving ? sizeof datagrams[i].address : datagrams[i].address_length;
+        }
+    }
+}
+
+/// sendmmsg or recvmmsg (`receiving`) of `count` datagrams, retrying EINTR; receiving, the lengths,
+/// sources and flags are copied back.
+static int sluice_batch(int fd, sluice_datagram *datagrams, unsigned count, int receiving) {
+    struct mmsghdr messages[SLUICE_BATCH_MAX];
+    struct iovec iov[SLUICE_BATCH_MAX];
+    if (count > SLUICE_BATCH_MAX) count = SLUICE_BATCH_MAX;
+    sluice_fill_messages(messages, iov, datagrams, count, receiving);
+    int n;
+    do {
+        n = receiving ? recvmmsg(fd, messages, count, MSG_DONTWAIT, NULL)
+                      : sendmmsg(fd, messages, count, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    for (int i = 0; receiving && i < n; i++) {
+        datagrams[i].length = messages[i].msg_len;
+        datagrams[i].address_length = messages[i].msg_hdr.msg_namelen;
+        datagrams[i].flags = messages[i].msg_hdr.msg_flags;
+    }
+    return n;
+}
+
+int sluice_send_batch(int fd, sluice_datagram *datagrams, unsigned count) { return sluice_batch(fd, datagrams, count, 0); }
+
+int sluice_receive_batch(int fd, sluice_datagram *datagrams, unsigned count) { return sluice_batch(fd, datagrams, count, 1); }
