@@ -103,7 +103,7 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
                     relay.counters.datagramsDroppedToClient += 1
                 }
             }
-            if n < receiver.slots { return }
+            if receiver.drained { return }
         }
     }
 

@@ -7,14 +7,20 @@ import XCTest
 @testable import SluiceIO
 
 /// The per-turn batch of datagrams sent with sendmmsg: over real sockets (UDP on loopback, and a
-/// Unix datagram socketpair where the kernel must refuse a size or run out of room).
+/// Unix datagram socketpair where the kernel must refuse a size or run out of room). With
+/// `batchSegmentation`, runs go as UDP GSO sends: loopback keeps such a send one skb up to a
+/// receiving socket with UDP GRO on, so one read there shows what went as one send.
 final class DatagramBatchTests: XCTestCase {
     /// A sender over one socket that records what the batch told it.
     private final class Sender: DatagramBatchSender {
         var socket: Socket?
         var refused: [([UInt8], Int32)] = []
         var dropped = 0
-        init(_ socket: Socket?) { self.socket = socket }
+        var batchSegmentation = false
+        init(_ socket: Socket?, segmenting: Bool = false) {
+            self.socket = socket
+            batchSegmentation = segmenting
+        }
         var batchSocket: Socket? { socket }
         var batchDualStack: Bool { false }
         func batch(refused packet: UnsafeMutableRawBufferPointer, to endpoint: SocketEndpoint?, code: Int32) {
@@ -148,5 +154,102 @@ final class DatagramBatchTests: XCTestCase {
         gone.socket = nil
         batch.flush()
         XCTAssertEqual(try drain(r), [[2]])
+    }
+
+    // MARK: UDP GSO
+
+    /// A UDP socket on loopback with UDP GRO on: a GSO send reaches it whole, one read.
+    private func coalescingReceiver() throws -> (Socket, SocketEndpoint) {
+        let (r, endpoint) = try sockets.bound()
+        XCTAssertTrue(DatagramReceiver.enableCoalescing(on: r), "UDP_GRO (Linux 5.0+)")
+        return (r, endpoint)
+    }
+
+    private func bytes(_ count: Int, _ value: Int) -> [UInt8] { [UInt8](repeating: UInt8(value), count: count) }
+
+    func testARunOfEqualSizedDatagramsLeavesAsOneSegmentedSend() throws {
+        let loop = try EventLoop()
+        let batch = DatagramBatch(loop: loop)
+        let (r, endpoint) = try coalescingReceiver()
+        let payloads = (0..<16).map { bytes(100, $0) } + [bytes(40, 99)]  // the last may be shorter
+        let sender = Sender(try sockets.unbound(), segmenting: true)
+        for p in payloads { p.withUnsafeBytes { batch.append($0, to: endpoint, from: sender) } }
+        batch.flush()
+        XCTAssertEqual(try drain(r), [payloads.flatMap { $0 }], "one skb: one read of all 17")
+
+        // The same run from a sender without segmentation: 17 datagrams, 17 reads.
+        let plain = Sender(try sockets.unbound())
+        for p in payloads { p.withUnsafeBytes { batch.append($0, to: endpoint, from: plain) } }
+        batch.flush()
+        XCTAssertEqual(try drain(r), payloads)
+        XCTAssertTrue(sender.refused.isEmpty && plain.refused.isEmpty)
+    }
+
+    func testASegmentedSendArrivesAsSeparateDatagramsWithoutGRO() throws {
+        let loop = try EventLoop()
+        let batch = DatagramBatch(loop: loop)
+        let (r, endpoint) = try sockets.bound()  // no UDP_GRO: the kernel cuts the skb up on receive
+        let payloads = (0..<5).map { bytes(300, $0) } + [bytes(7, 9)]
+        let sender = Sender(try sockets.unbound(), segmenting: true)
+        for p in payloads { p.withUnsafeBytes { batch.append($0, to: endpoint, from: sender) } }
+        batch.flush()
+        XCTAssertEqual(try drain(r), payloads)
+    }
+
+    func testAGroupEndsAtAShorterDatagramALongerOneOrAnotherDestination() throws {
+        let loop = try EventLoop()
+        let batch = DatagramBatch(loop: loop)
+        let (r, endpoint) = try coalescingReceiver()
+        let (other, otherEndpoint) = try coalescingReceiver()
+        let sender = Sender(try sockets.unbound(), segmenting: true)
+        let sent: [([UInt8], SocketEndpoint)] = [
+            (bytes(100, 1), endpoint), (bytes(100, 2), endpoint), (bytes(50, 3), endpoint),  // ends at the shorter one
+            (bytes(100, 4), endpoint), (bytes(200, 5), endpoint),  // a longer one starts a new group
+            (bytes(200, 6), otherEndpoint), (bytes(200, 7), endpoint),  // so does another destination
+        ]
+        for (p, to) in sent { p.withUnsafeBytes { batch.append($0, to: to, from: sender) } }
+        batch.flush()
+        XCTAssertEqual(try drain(r), [bytes(100, 1) + bytes(100, 2) + bytes(50, 3), bytes(100, 4), bytes(200, 5), bytes(200, 7)])
+        XCTAssertEqual(try drain(other), [bytes(200, 6)])
+    }
+
+    func testARefusedSegmentedSendIsSentAgainDatagramByDatagram() throws {
+        let loop = try EventLoop()
+        let batch = DatagramBatch(loop: loop)
+        let (r, endpoint) = try coalescingReceiver()
+        let socket = try sockets.unbound()
+        // Without UDP checksums the kernel refuses every GSO send (EINVAL); single datagrams go.
+        try socket.setOption(SOL_SOCKET, SO_NO_CHECK, 1, "SO_NO_CHECK")
+        let sender = Sender(socket, segmenting: true)
+        let payloads = (0..<8).map { bytes(64, $0) }
+        for p in payloads { p.withUnsafeBytes { batch.append($0, to: endpoint, from: sender) } }
+        batch.flush()
+        XCTAssertEqual(try drain(r), payloads, "every datagram went, in order, one each")
+        XCTAssertTrue(sender.refused.isEmpty, "the refusal was the group's, not a datagram's")
+        XCTAssertEqual(sender.dropped, 0)
+        XCTAssertTrue(sender.batchSegmentation, "EINVAL may be this run's (a segment over the MTU): kept on")
+    }
+
+    func testAReceiverSplitsACoalescedSlotIntoItsDatagramsWithTheirSource() throws {
+        let loop = try EventLoop()
+        let batch = DatagramBatch(loop: loop)
+        let (r, endpoint) = try coalescingReceiver()
+        let (s, source) = try sockets.bound()
+        let sender = Sender(s, segmenting: true)
+        let payloads = (0..<10).map { bytes(120, $0) } + [bytes(1, 10)]
+        for p in payloads { p.withUnsafeBytes { batch.append($0, to: endpoint, from: sender) } }
+        batch.flush()
+        [UInt8]([42]).withUnsafeBytes { batch.append($0, to: endpoint, from: sender) }  // a second skb
+        batch.flush()
+
+        let receiver = DatagramReceiver(slots: 4)
+        XCTAssertEqual(try receiver.receive(from: r), .done(12), "two slots, twelve datagrams")
+        XCTAssertTrue(receiver.drained, "two of four slots: the queue was empty")
+        for (i, p) in (payloads + [[42]]).enumerated() {
+            XCTAssertEqual(Array(receiver.packet(i)), p)
+            XCTAssertEqual(receiver.source(i), source)
+            XCTAssertFalse(receiver.truncated(i))
+        }
+        XCTAssertEqual(try receiver.receive(from: r), .wouldBlock)
     }
 }

@@ -60,6 +60,7 @@ final class RelayUDPPath: DatagramBatchSender {
         self.loop = loop
         outgoing = DatagramBatch(loop: loop)
         socket.setReceiveBuffer(4 << 20)
+        DatagramReceiver.enableCoalescing(on: socket)  // the clients' GSO sends arrive as one skb
         try socket.closingOnFailure { () throws(SystemError) in
             try loop.register(fd: socket.fd, events: [.readable, .edgeTriggered]) { [unowned self] _ in self.readAvailable() }
         }
@@ -113,7 +114,7 @@ final class RelayUDPPath: DatagramBatchSender {
             for i in 0..<n {
                 if let source = receiver.source(i) { handle(receiver.packet(i), from: source) }
             }
-            if n < receiver.slots { break }
+            if receiver.drained { break }
             if MonotonicClock.nanoseconds() >= deadline {
                 readInNextTurn()
                 break
@@ -231,6 +232,9 @@ final class RelayUDPPath: DatagramBatchSender {
 
     var batchSocket: Socket? { isShutDown ? nil : socket }
     var batchDualStack: Bool { dualStack }
+    /// Equal-sized packets of one turn to one client leave as one UDP GSO send (DatagramBatch),
+    /// until the kernel says this socket's route cannot segment.
+    var batchSegmentation = true
 
     /// EMSGSIZE: the packet's session learns the size and its datagram goes on the carrier; anything
     /// else (an unreachable peer) costs this packet only.

@@ -61,6 +61,7 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender 
         try socket.closingOnFailure { () throws(SystemError) in
             try socket.connect(to: relay)
             socket.setReceiveBuffer(4 << 20)
+            DatagramReceiver.enableCoalescing(on: socket)  // the relay's GSO sends arrive as one skb
         }
         self.socket = socket
         maxPacket = 0
@@ -134,6 +135,9 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender 
 
     var batchSocket: Socket? { closed ? nil : socket }
     var batchDualStack: Bool { false }  // connected: packets go to the relay, no address given
+    /// Equal-sized packets of one turn leave as one UDP GSO send (DatagramBatch), until the
+    /// kernel says this route cannot segment.
+    var batchSegmentation = true
 
     /// A packet the kernel refused: as before batching, a datagram in it goes on the carrier
     /// instead, whatever the reason (EMSGSIZE: the path MTU fell; an ICMP error or a local
@@ -212,7 +216,7 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender 
             }
             for i in 0..<n where !closed { handle(receiver.packet(i)) }
             reads += n
-            if n < receiver.slots { return }
+            if receiver.drained { return }
             if reads >= Self.readsPerTurn {
                 readInNextTurn()
                 return
