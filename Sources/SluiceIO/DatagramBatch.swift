@@ -188,13 +188,14 @@ public final class DatagramBatch {
 
     /// Where the GSO group starting at `first` ends: the datagrams after it that go to the same
     /// destination, follow it in the buffer and are as long as it (one shorter one may end it).
+    /// Empty datagrams stay alone: a segmented send cannot carry one.
     private func groupEnd(_ run: ArraySlice<Entry>, from first: Int) -> Int {
         let size = run[first].count
         var bytes = size
         var end = first + 1
-        while end < run.endIndex && end - first < Self.maxSegments {
+        while size > 0 && end < run.endIndex && end - first < Self.maxSegments {
             let next = run[end]
-            guard next.count <= size, next.endpoint == run[first].endpoint,
+            guard next.count > 0, next.count <= size, next.endpoint == run[first].endpoint,
                   next.start == run[end - 1].start + run[end - 1].count,
                   bytes + next.count <= Self.maxSegmentedBytes else { break }
             bytes += next.count

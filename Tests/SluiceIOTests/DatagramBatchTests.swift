@@ -196,7 +196,7 @@ final class DatagramBatchTests: XCTestCase {
         XCTAssertEqual(try drain(r), payloads)
     }
 
-    func testAGroupEndsAtAShorterDatagramALongerOneOrAnotherDestination() throws {
+    func testAGroupEndsAtAShorterDatagramALongerOneAnotherDestinationOrAnEmptyOne() throws {
         let loop = try EventLoop()
         let batch = DatagramBatch(loop: loop)
         let (r, endpoint) = try coalescingReceiver()
@@ -206,10 +206,12 @@ final class DatagramBatchTests: XCTestCase {
             (bytes(100, 1), endpoint), (bytes(100, 2), endpoint), (bytes(50, 3), endpoint),  // ends at the shorter one
             (bytes(100, 4), endpoint), (bytes(200, 5), endpoint),  // a longer one starts a new group
             (bytes(200, 6), otherEndpoint), (bytes(200, 7), endpoint),  // so does another destination
+            ([], endpoint), ([], endpoint), (bytes(30, 8), endpoint), ([], endpoint),  // empty ones go alone
         ]
         for (p, to) in sent { p.withUnsafeBytes { batch.append($0, to: to, from: sender) } }
         batch.flush()
-        XCTAssertEqual(try drain(r), [bytes(100, 1) + bytes(100, 2) + bytes(50, 3), bytes(100, 4), bytes(200, 5), bytes(200, 7)])
+        XCTAssertEqual(try drain(r), [bytes(100, 1) + bytes(100, 2) + bytes(50, 3), bytes(100, 4), bytes(200, 5), bytes(200, 7),
+                                      [], [], bytes(30, 8), []])
         XCTAssertEqual(try drain(other), [bytes(200, 6)])
     }
 
