@@ -31,7 +31,7 @@ let package = Package(
         // errno text, the one EINTR/EAGAIN syscall wrapper and would-block result, the monotonic clock.
         .target(name: "SluiceSystem"),
         // Non-blocking sockets and byte queues: what the carrier, the relay, the records and the engine all move bytes with.
-        .target(name: "SluiceIO", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceWire"], swiftSettings: hotPath),
+        .target(name: "SluiceIO", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceWire", "SluiceLoop"], swiftSettings: hotPath),
         .target(name: "SluiceWire", swiftSettings: hotPath),
         // JSON (config files, the state record) without Foundation: see Sources/SluiceJSON/JSONValue.swift.
         .target(name: "SluiceJSON"),
@@ -78,7 +78,7 @@ let package = Package(
         // What several test targets share: generators, in-memory carriers and session pairs.
         .target(name: "SluiceTestSupport", dependencies: ["SluiceWire"], path: "Tests/SluiceTestSupport"),
         .testTarget(name: "SluiceWireTests", dependencies: ["SluiceWire", "SluiceTestSupport"]),
-        .testTarget(name: "SluiceIOTests", dependencies: ["SluiceIO", "SluiceSystem", "SluiceWire", "SluiceTestSupport"]),
+        .testTarget(name: "SluiceIOTests", dependencies: ["SluiceIO", "SluiceLoop", "SluiceWire", "SluiceSystem", "SluiceTestSupport"]),
         .testTarget(name: "SluiceJSONTests", dependencies: ["SluiceJSON"]),
         .testTarget(name: "SluiceBase64Tests", dependencies: ["SluiceBase64"]),
         .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "SluiceIO", "SluiceTestSupport", "CSodium"], resources: [.copy("Fixtures")]),
@@ -93,7 +93,7 @@ let package = Package(
         .testTarget(name: "SluiceBenchTests", dependencies: ["SluiceBench", "SluiceWire"]),
         .testTarget(name: "SluiceLoopTests", dependencies: ["SluiceLoop"]),
         .testTarget(name: "SluiceLogTests", dependencies: ["SluiceLog"]),
-        .testTarget(name: "SluiceCarrierTests", dependencies: ["SluiceCarrier"]),
+        .testTarget(name: "SluiceCarrierTests", dependencies: ["SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceWire"]),
         .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceTestSupport"]),
         .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop", "SluiceCrypto", "SluiceProxyProtocol"]),
     ]

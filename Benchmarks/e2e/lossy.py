@@ -6,7 +6,9 @@ in the same run (issue 14: the UDP path, and the TCP carrier under loss).
 
 Two topologies side by side (Tests/E2E/netns.py): "direct" (kernel forwarding) and "sluice" (a relay
 and `sluice up`, restarted with `--udp-path off` for the carrier rows). nftables drops `--loss` % of
-the packets arriving on each end of the client↔relay link (`numgen random`), as the E2E tests do.
+the packets arriving on each end of the client↔relay link (`numgen random`), as the E2E tests do
+(a run of UDP path packets sent as one GSO send crosses the veth as one skb and is dropped whole,
+which makes iperf3's loss over the path burstier than a real link's).
 Measured, each in turns with direct:
 
 - UDP echo, 100 B, one in flight (Tests/E2E/udprtt.py): p50, p99, lost — with the UDP path, and

@@ -11,6 +11,13 @@ int sluice_accept_nonblocking(int fd, struct sockaddr *addr, socklen_t *len) {
 #include <string.h>
 #include <netinet/in.h>
 #include <linux/errqueue.h>
+#include <netinet/udp.h>
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
 
 int sluice_udp_enable_errors(int fd, int family) {
     int on = 1;
@@ -45,4 +52,87 @@ int sluice_udp_read_error(int fd, sluice_udp_error *out) {
         }
     }
     return 1;
+}
+
+_Static_assert(SLUICE_BATCH_MAX <= 1024, "UIO_MAXIOV bounds sendmmsg and recvmmsg");
+
+/// Room for one datagram's control message: UDP_SEGMENT (a uint16_t) sending, UDP_GRO (an int) receiving.
+typedef union {
+    char bytes[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+} sluice_segment_control;
+
+/// Points `messages` at the datagrams' bytes and addresses (`receiving`: every address field takes
+/// the source and every message room for a UDP_GRO segment size; sending: only those with a
+/// destination, the rest go to the connected peer, and those with a `segment` a UDP_SEGMENT message).
+static void sluice_fill_messages(struct mmsghdr *messages, struct iovec *iov, sluice_segment_control *control,
+                                 sluice_datagram *datagrams, unsigned count, int receiving) {
+    memset(messages, 0, count * sizeof messages[0]);
+    for (unsigned i = 0; i < count; i++) {
+        struct msghdr *m = &messages[i].msg_hdr;
+        iov[i].iov_base = datagrams[i].base;
+        iov[i].iov_len = datagrams[i].length;
+        m->msg_iov = &iov[i];
+        m->msg_iovlen = 1;
+        if (receiving || datagrams[i].address_length) {
+            m->msg_name = &datagrams[i].address;
+            m->msg_namelen = receiving ? sizeof datagrams[i].address : datagrams[i].address_length;
+        }
+        if (receiving) {
+            m->msg_control = control[i].bytes;
+            m->msg_controllen = sizeof control[i].bytes;
+        } else if (datagrams[i].segment) {
+            memset(&control[i], 0, sizeof control[i]);
+            m->msg_control = control[i].bytes;
+            m->msg_controllen = CMSG_SPACE(sizeof(uint16_t));
+            struct cmsghdr *c = CMSG_FIRSTHDR(m);
+            c->cmsg_level = SOL_UDP;
+            c->cmsg_type = UDP_SEGMENT;
+            c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+            memcpy(CMSG_DATA(c), &datagrams[i].segment, sizeof(uint16_t));
+        }
+    }
+}
+
+/// The UDP_GRO segment size a received message carries, 0 when it has none (a single datagram).
+static uint16_t sluice_received_segment(struct msghdr *m) {
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+            int size;
+            memcpy(&size, CMSG_DATA(c), sizeof size);
+            return (uint16_t)size;
+        }
+    }
+    return 0;
+}
+
+/// sendmmsg or recvmmsg (`receiving`) of `count` datagrams, retrying EINTR; receiving, the lengths,
+/// sources, flags and segment sizes are copied back.
+static int sluice_batch(int fd, sluice_datagram *datagrams, unsigned count, int receiving) {
+    struct mmsghdr messages[SLUICE_BATCH_MAX];
+    struct iovec iov[SLUICE_BATCH_MAX];
+    sluice_segment_control control[SLUICE_BATCH_MAX];
+    if (count > SLUICE_BATCH_MAX) count = SLUICE_BATCH_MAX;
+    sluice_fill_messages(messages, iov, control, datagrams, count, receiving);
+    int n;
+    do {
+        n = receiving ? recvmmsg(fd, messages, count, MSG_DONTWAIT, NULL)
+                      : sendmmsg(fd, messages, count, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    for (int i = 0; receiving && i < n; i++) {
+        datagrams[i].length = messages[i].msg_len;
+        datagrams[i].address_length = messages[i].msg_hdr.msg_namelen;
+        datagrams[i].flags = messages[i].msg_hdr.msg_flags;
+        datagrams[i].segment = sluice_received_segment(&messages[i].msg_hdr);
+    }
+    return n;
+}
+
+int sluice_send_batch(int fd, sluice_datagram *datagrams, unsigned count) { return sluice_batch(fd, datagrams, count, 0); }
+
+int sluice_receive_batch(int fd, sluice_datagram *datagrams, unsigned count) { return sluice_batch(fd, datagrams, count, 1); }
+
+int sluice_udp_enable_gro(int fd) {
+    int on = 1;
+    return setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof on);
 }

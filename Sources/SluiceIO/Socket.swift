@@ -145,26 +145,28 @@ extension SocketEndpoint {
         }
     }
 
-    /// From a `sockaddr_storage` filled by accept/getsockname; nil for other families.
+    /// From a `sockaddr_storage` filled by accept/getsockname/recvfrom; nil for other families.
+    /// Reads the address in place: the UDP path calls it for every datagram it receives.
     public init?(storage: sockaddr_storage) {
         var s = storage
-        switch Int32(s.ss_family) {
-        case AF_INET:
-            let sa = withUnsafeBytes(of: &s) { $0.load(as: sockaddr_in.self) }
-            let bytes = withUnsafeBytes(of: sa.sin_addr) { Array($0) }
-            self.init(address: IPAddress(bytes: bytes), port: UInt16(bigEndian: sa.sin_port))
-        case AF_INET6:
-            let sa = withUnsafeBytes(of: &s) { $0.load(as: sockaddr_in6.self) }
-            let bytes = withUnsafeBytes(of: sa.sin6_addr) { Array($0) }
-            let address = IPAddress(bytes: bytes)
-            // Unwrap IPv4-mapped addresses (::ffff:a.b.c.d) from dual-stack listeners.
-            if case .v6(let hi, let lo) = address, hi == 0, lo >> 32 == 0xFFFF {
-                self.init(address: .v4(UInt32(truncatingIfNeeded: lo)), port: UInt16(bigEndian: sa.sin6_port))
-            } else {
-                self.init(address: address, port: UInt16(bigEndian: sa.sin6_port))
+        let endpoint: SocketEndpoint? = withUnsafeBytes(of: &s) { raw in
+            switch Int32(storage.ss_family) {
+            case AF_INET:
+                let port = UInt16(bigEndian: raw.load(fromByteOffset: MemoryLayout<sockaddr_in>.offset(of: \.sin_port)!, as: UInt16.self))
+                return SocketEndpoint(address: IPAddress(v4In: raw, at: MemoryLayout<sockaddr_in>.offset(of: \.sin_addr)!), port: port)
+            case AF_INET6:
+                let port = UInt16(bigEndian: raw.load(fromByteOffset: MemoryLayout<sockaddr_in6>.offset(of: \.sin6_port)!, as: UInt16.self))
+                let address = IPAddress(v6In: raw, at: MemoryLayout<sockaddr_in6>.offset(of: \.sin6_addr)!)
+                // Unwrap IPv4-mapped addresses (::ffff:a.b.c.d) from dual-stack sockets.
+                if case .v6(let hi, let lo) = address, hi == 0, lo >> 32 == 0xFFFF {
+                    return SocketEndpoint(address: .v4(UInt32(truncatingIfNeeded: lo)), port: port)
+                }
+                return SocketEndpoint(address: address, port: port)
+            default:
+                return nil
             }
-        default:
-            return nil
         }
+        guard let endpoint else { return nil }
+        self = endpoint
     }
 }

@@ -149,6 +149,11 @@ public final class MuxSession {
     /// reaches the relay before the association does.
     func encodeDatagram(stream: MuxStream, endpoint: SocketEndpoint, _ payload: UnsafeRawBufferPointer) -> Bool {
         if stream.isOpen, let path = datagramPath, path.send(stream: stream.id, endpoint: endpoint, payload: payload) { return true }
+        return encodeOnCarrier(stream: stream, endpoint: endpoint, payload)
+    }
+
+    /// Encodes a datagram on the carrier only (DATAGRAM frames); false when the budget cannot take it.
+    private func encodeOnCarrier(stream: MuxStream, endpoint: SocketEndpoint, _ payload: UnsafeRawBufferPointer) -> Bool {
         guard !isClosed, payload.count <= FrameEncoder.maximumDatagram,
               budgetRemaining >= payload.count + FrameEncoder.datagramOverhead(endpoint: endpoint) else { return false }
         var rest = payload
@@ -208,6 +213,14 @@ public final class MuxSession {
         guard !isClosed, let stream = streams[id], stream.isAssociation, !stream.isClosed else { return false }
         stream.handler?.stream(stream, didReceiveDatagram: payload, endpoint: endpoint)
         return true
+    }
+
+    /// A datagram of association `id` that the UDP path took but could not send after all (the
+    /// kernel refused its size when the batch went out): it goes on the carrier, as one too big for
+    /// the path would have. False when the association is gone or the carrier budget is full.
+    public func sendDatagramOnCarrier(stream id: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) -> Bool {
+        guard !isClosed, let stream = streams[id], stream.isAssociation, !stream.isClosed else { return false }
+        return encodeOnCarrier(stream: stream, endpoint: endpoint, payload)
     }
 
     private func append(_ frame: Frame) {

@@ -12,9 +12,9 @@ import SluiceWire
 /// source — endpoint-independent mapping, "full cone". Loop-confined.
 ///
 /// Datagrams to destinations wait only until the carrier read that brought them is handled
-/// (`DatagramBatch`); beyond that nothing queues: a datagram the socket or the carrier cannot take is
+/// (`DatagramBatch`, sent with one `sendmmsg` per association and turn); beyond that nothing queues: a datagram the socket or the carrier cannot take is
 /// dropped and counted.
-final class AssociationLink: MuxStreamHandler, DatagramSender {
+final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
     let stream: MuxStream
     let client: ClientID
     private unowned let loop: EventLoop
@@ -55,21 +55,20 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
         guard socket != nil else { return }
         noteActivity()
         if relay.refuseDatagram(on: self, to: endpoint) { return }
-        relay.outgoingDatagrams.append(payload, from: self, to: endpoint)
+        relay.outgoingDatagrams.append(payload, to: endpoint, from: self)
     }
 
-    /// Sends one datagram the batch held for this association (dropped if it has closed since).
-    func send(_ payload: UnsafeRawBufferPointer, to endpoint: SocketEndpoint) {
-        guard let socket else { return }
-        do {
-            if case .wouldBlock = try socket.send(datagram: payload, to: endpoint, dualStack: dualStack) {
-                relay.counters.datagramsDroppedToDestinations += 1
-            }
-        } catch {
-            relay.counters.datagramsDroppedToDestinations += 1
-            report(error.code, info: 0, destination: endpoint)
-        }
+    // MARK: DatagramBatchSender (the batch sends this association's datagrams with one sendmmsg)
+
+    var batchSocket: Socket? { socket }
+    var batchDualStack: Bool { dualStack }
+
+    func batch(refused packet: UnsafeMutableRawBufferPointer, to endpoint: SocketEndpoint?, code: Int32) {
+        relay.counters.datagramsDroppedToDestinations += 1
+        if let endpoint { report(code, info: 0, destination: endpoint) }
     }
+
+    func batch(droppedForFullSocket count: Int) { relay.counters.datagramsDroppedToDestinations += count }
 
     // MARK: destinations -> client
 
@@ -78,12 +77,16 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
         if events.contains(.readable) { drainDatagrams() }
     }
 
+    /// Reads the socket a burst at a time (`DatagramReceiver`, one `recvmmsg` for up to 32) until a
+    /// burst comes back short: the socket was empty then, and edge-triggered epoll signals anew for
+    /// anything that arrives after.
     private func drainDatagrams() {
-        guard let socket else { return }
-        while !finished {
-            let result: IOResult<(Int, SocketEndpoint?)>
+        let receiver = relay.datagramReceiver
+        while !finished, let socket {
+            let n: Int
             do {
-                result = try relay.scratch.withUnsafeMutableBytes { try socket.receive(datagramInto: $0) }
+                guard case .done(let count) = try receiver.receive(from: socket) else { return }
+                n = count
             } catch {
                 // With IP_RECVERR an ICMP error surfaces here as the errno; the details are queued.
                 // Any other failure, with nothing queued, ends this round instead of spinning.
@@ -93,11 +96,14 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
                 }
                 continue
             }
-            guard case .done(let (n, source)) = result else { return }
-            guard let source else { continue }
             noteActivity()
-            let sent = relay.scratch.withUnsafeBytes { stream.sendDatagram(UnsafeRawBufferPointer(rebasing: $0[0..<n]), endpoint: source) }
-            if !sent { relay.counters.datagramsDroppedToClient += 1 }
+            for i in 0..<n where !finished {
+                guard let source = receiver.source(i) else { continue }
+                if !stream.sendDatagram(UnsafeRawBufferPointer(receiver.packet(i)), endpoint: source) {
+                    relay.counters.datagramsDroppedToClient += 1
+                }
+            }
+            if receiver.drained { return }
         }
     }
 

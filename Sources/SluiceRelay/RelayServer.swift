@@ -44,6 +44,8 @@ public final class RelayServer {
     var scratch = [UInt8](repeating: 0, count: 64 * 1024)
     /// What associations send to destinations, sent together after each carrier read's records.
     let outgoingDatagrams: DatagramBatch
+    /// The slots every association reads its destinations' datagrams into, a burst per call (loop-confined, so one is enough).
+    let datagramReceiver = DatagramReceiver()
     /// The UDP path beside the carriers (docs/protocol.md §8), on the listener's port; nil when that
     /// UDP port could not be bound, and then the relay does not advertise the feature.
     private(set) var udpPath: RelayUDPPath?

@@ -5,7 +5,9 @@ mid-flow.
 Loss comes from nftables (this kernel has no netem): a table of the test's own on both ends of the
 client↔relay link drops 1 % of what arrives there (`numgen random mod 100 < 1`), so 1 % each way,
 removed again when the test ends, also when it fails. It drops on the way in: a packet dropped on the
-way out fails its sender's send() with EPERM, which no lossy link does.
+way out fails its sender's send() with EPERM, which no lossy link does. A run of packets the path
+sent as one UDP GSO send crosses the veth as one skb, so the rule drops such a run whole (a real
+link loses its packets one by one); the echo here has one datagram in flight, so its runs are single.
 """
 
 from __future__ import annotations

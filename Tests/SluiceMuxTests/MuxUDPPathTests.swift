@@ -86,6 +86,15 @@ final class MuxUDPPathTests: XCTestCase {
         try pair.pump()
         XCTAssertEqual(relayHandler.datagrams.map(\.payload), [Array("first".utf8), Array("third".utf8)], "refused by the path: on the carrier")
 
+        // A datagram the path took but the kernel then refused: on the carrier, past an accepting path.
+        clientPath.accepting = true
+        XCTAssertTrue(Array("refused".utf8).withUnsafeBytes { pair.client.sendDatagramOnCarrier(stream: association.id, endpoint: endpoint, payload: $0) })
+        try pair.pump()
+        XCTAssertEqual(relayHandler.datagrams.last?.payload, Array("refused".utf8))
+        XCTAssertEqual(clientPath.sent.count, 1, "not offered to the path again")
+        XCTAssertFalse([UInt8]().withUnsafeBytes { pair.client.sendDatagramOnCarrier(stream: 99, endpoint: endpoint, payload: $0) },
+                       "no such association: nothing to carry")
+
         // What the path delivers, at each end.
         XCTAssertTrue(Array("up".utf8).withUnsafeBytes { pair.relay.receivePathDatagram(stream: association.id, endpoint: endpoint, payload: $0) })
         XCTAssertEqual(relayHandler.datagrams.last?.payload, Array("up".utf8))

@@ -55,3 +55,39 @@ int sluice_udp_enable_errors(int fd, int family);
 /// Reads one error-queue entry without blocking: 1 when one was read, 0 when the queue is empty,
 /// -1 on another failure.
 int sluice_udp_read_error(int fd, sluice_udp_error *out);
+
+/// One datagram of a batch for `sluice_send_batch` / `sluice_receive_batch` (sendmmsg/recvmmsg, GNU
+/// extensions Swift's Glibc module does not export, with `struct mmsghdr`). Sending: `base` and
+/// `length` are the bytes, `address` the destination (`address_length` 0: the connected peer).
+/// Receiving: `base` and `length` are the slot; the call sets `length` to the bytes received,
+/// `address` to the source and `flags` to the message's flags (MSG_TRUNC: the slot was too small).
+/// `segment` (UDP GSO/GRO, udp(7)): sending, nonzero makes the bytes several datagrams of `segment`
+/// bytes each, the last one possibly shorter (a `UDP_SEGMENT` control message); receiving, the call
+/// sets it to the size of the datagrams a `UDP_GRO` socket got coalesced into the slot (0: one).
+typedef struct {
+    void *base;
+    size_t length;
+    struct sockaddr_storage address;
+    socklen_t address_length;
+    int flags;
+    uint16_t segment;
+} sluice_datagram;
+
+/// The most datagrams one call takes; larger counts are cut to it (the callers loop).
+#define SLUICE_BATCH_MAX 64
+static inline int sluice_batch_max(void) { return SLUICE_BATCH_MAX; }
+static inline int sluice_msg_trunc(void) { return MSG_TRUNC; }
+
+/// sendmmsg(2) of `count` datagrams, non-blocking, without SIGPIPE: how many went (the first
+/// `n`; the kernel stops at the first that fails and reports its error on the next call), or -1
+/// with errno when the first failed.
+int sluice_send_batch(int fd, sluice_datagram *datagrams, unsigned count);
+/// recvmmsg(2) into up to `count` slots, non-blocking: how many arrived (fewer: the queue is empty
+/// now), or -1 with errno (EAGAIN: none).
+int sluice_receive_batch(int fd, sluice_datagram *datagrams, unsigned count);
+
+/// Turns on UDP GRO (`UDP_GRO`, Linux 5.0+) for a UDP socket: 0, or -1 with errno when the
+/// kernel does not have it.
+int sluice_udp_enable_gro(int fd);
+/// Datagrams one `UDP_SEGMENT` send may hold (the kernel's UDP_MAX_SEGMENTS before 6.9; later ones take 128).
+static inline int sluice_udp_max_segments(void) { return 64; }

@@ -15,8 +15,11 @@ import SluiceWire
 ///
 /// A packet that does not authenticate — unknown index, a replayed or stale counter, a tag that
 /// does not verify, a malformed header — is counted and dropped: no answer, and no allocation, since
-/// it is read into one buffer and checked in place.
-final class RelayUDPPath {
+/// it is read into its slot and checked in place.
+///
+/// Packets come in a burst per system call (`DatagramReceiver`, `recvmmsg`) and go out a batch per
+/// loop turn (`DatagramBatch`, `sendmmsg`), sealed where they are sent from.
+final class RelayUDPPath: DatagramBatchSender {
     struct Counters {
         var sessions = 0
         var packetsIn = 0
@@ -31,6 +34,7 @@ final class RelayUDPPath {
         var unknownStream = 0
         /// Datagrams to a client that did not fit its path (they went on the carrier).
         var tooBig = 0
+        /// Packets the kernel refused or dropped for a full socket.
         var sendFailed = 0
     }
 
@@ -42,9 +46,10 @@ final class RelayUDPPath {
     private unowned let loop: EventLoop
     private unowned let relay: RelayServer
     private var sessions: [UInt32: PathSession] = [:]
-    private let receiveBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
-    private let sendBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
+    private let receiver = DatagramReceiver()
+    private let outgoing: DatagramBatch
     private var readResumeScheduled = false
+    private var isShutDown = false
     private(set) var counters = Counters()
 
     /// Binds `listen` (the carrier listener's endpoint) for UDP.
@@ -53,18 +58,16 @@ final class RelayUDPPath {
         dualStack = !listen.address.isIPv4
         self.relay = relay
         self.loop = loop
+        outgoing = DatagramBatch(loop: loop)
         socket.setReceiveBuffer(4 << 20)
+        DatagramReceiver.enableCoalescing(on: socket)  // the clients' GSO sends arrive as one skb
         try socket.closingOnFailure { () throws(SystemError) in
             try loop.register(fd: socket.fd, events: [.readable, .edgeTriggered]) { [unowned self] _ in self.readAvailable() }
         }
     }
 
-    deinit {
-        receiveBuffer.deallocate()
-        sendBuffer.deallocate()
-    }
-
     func shutdown() {
+        isShutDown = true
         loop.deregister(fd: socket.fd)
         socket.close()
         sessions.removeAll()
@@ -95,23 +98,24 @@ final class RelayUDPPath {
 
     // MARK: receiving
 
-    /// Reads datagrams until the socket is drained or the slice is used up, then hands the
-    /// datagrams bound for destinations to the batch together.
+    /// Reads bursts of datagrams until one comes back short (the socket was empty then) or the
+    /// slice is used up, then hands the datagrams bound for destinations to the batch together.
     private func readAvailable() {
         let deadline = MonotonicClock.nanoseconds() + Self.readSliceNanoseconds
-        var read = 0
         while true {
-            let result: IOResult<(Int, SocketEndpoint?)>
+            let n: Int
             do {
-                result = try socket.receive(datagramInto: receiveBuffer)
+                guard case .done(let count) = try receiver.receive(from: socket) else { break }
+                n = count
             } catch {
                 Log.debug("UDP path socket: \(error)", "relay")
                 break
             }
-            guard case .done(let (n, source)) = result else { break }
-            if let source { handle(UnsafeMutableRawBufferPointer(rebasing: receiveBuffer[0..<n]), from: source) }
-            read += 1
-            if read % 32 == 0 && MonotonicClock.nanoseconds() >= deadline {
+            for i in 0..<n {
+                if let source = receiver.source(i) { handle(receiver.packet(i), from: source) }
+            }
+            if receiver.drained { break }
+            if MonotonicClock.nanoseconds() >= deadline {
                 readInNextTurn()
                 break
             }
@@ -188,13 +192,14 @@ final class RelayUDPPath {
     // MARK: sending
 
     private func answerProbe(on session: PathSession, opaque: UInt64, plaintextLength: Int, to peer: SocketEndpoint) {
-        let body = UnsafeMutableRawBufferPointer(rebasing: sendBuffer[PathHeader.length...])
-        guard let n = PathMessage.encodeProbe(opaque: opaque, length: plaintextLength, into: body) else { return }
-        if transmit(on: session, kind: .probeReply, plaintextLength: n, to: peer) != nil { counters.probesAnswered += 1 }
+        let size = PathHeader.length + plaintextLength + PathHeader.tagLength
+        if queue(on: session, kind: .probeReply, size: size, to: peer, body: { PathMessage.encodeProbe(opaque: opaque, length: plaintextLength, into: $0) }) {
+            counters.probesAnswered += 1
+        }
     }
 
-    /// A datagram of `stream` on `session`'s path: true when it went (or was dropped for a full
-    /// socket, as UDP may be), false when it is too big for the path and must go on the carrier.
+    /// A datagram of `stream` on `session`'s path: true when the path took it (it goes out with the
+    /// turn's batch), false when it is too big for the path and must go on the carrier.
     func sendDatagram(on session: PathSession, to peer: SocketEndpoint, stream: UInt32, endpoint: SocketEndpoint,
                       payload: UnsafeRawBufferPointer) -> Bool {
         let size = PathHeader.length + PathMessage.datagramOverhead(endpoint: endpoint) + payload.count + PathHeader.tagLength
@@ -202,32 +207,47 @@ final class RelayUDPPath {
             counters.tooBig += 1
             return false
         }
-        let body = UnsafeMutableRawBufferPointer(rebasing: sendBuffer[PathHeader.length...])
-        guard let n = PathMessage.encodeDatagram(stream: stream, endpoint: endpoint, payload: payload, into: body) else { return false }
-        switch transmit(on: session, kind: .datagram, plaintextLength: n, to: peer) {
-        case true?: counters.datagramsOut += 1
-        case false?: return false
-        case nil: counters.sendFailed += 1
-        }
+        guard queue(on: session, kind: .datagram, size: size, to: peer, body: {
+            PathMessage.encodeDatagram(stream: stream, endpoint: endpoint, payload: payload, into: $0)
+        }) else { return false }
+        counters.datagramsOut += 1
         return true
     }
 
-    /// Seals the plaintext in `sendBuffer` and sends it: true when sent, false when the kernel
-    /// refused its size (EMSGSIZE), nil when it was dropped (a full socket, an unreachable peer).
-    private func transmit(on session: PathSession, kind: PathHeader.Kind, plaintextLength: Int, to peer: SocketEndpoint) -> Bool? {
-        let counter = session.sendCounter
-        session.sendCounter += 1
-        PathHeader(kind: kind, index: session.index, counter: counter).emit(into: sendBuffer)
-        let total = session.sealer.seal(sendBuffer, headerLength: PathHeader.length, plaintextLength: plaintextLength, counter: counter)
-        do {
-            guard case .done = try socket.send(datagram: UnsafeRawBufferPointer(rebasing: sendBuffer[0..<total]), to: peer,
-                                               dualStack: dualStack) else { return nil }
-            return true
-        } catch where error.code == EMSGSIZE {
-            session.maxPacket = min(session.maxPacket, total - 1)
-            return false
-        } catch {
-            return nil
+    /// Seals a packet of `kind` under the session's next counter into the turn's batch.
+    private func queue(on session: PathSession, kind: PathHeader.Kind, size: Int, to peer: SocketEndpoint,
+                       body: (UnsafeMutableRawBufferPointer) -> Int?) -> Bool {
+        var queued = false
+        outgoing.append(to: peer, from: self, reserving: size) { room in
+            let counter = session.sendCounter
+            guard let n = PathPacket.seal(into: room, kind: kind, index: session.index, counter: counter, sealer: session.sealer, body: body) else { return nil }
+            session.sendCounter += 1
+            queued = true
+            return n
+        }
+        return queued
+    }
+
+    // MARK: DatagramBatchSender
+
+    var batchSocket: Socket? { isShutDown ? nil : socket }
+    var batchDualStack: Bool { dualStack }
+    /// Equal-sized packets of one turn to one client leave as one UDP GSO send (DatagramBatch),
+    /// until the kernel says this socket's route cannot segment.
+    var batchSegmentation = true
+
+    /// EMSGSIZE: the packet's session learns the size and its datagram goes on the carrier; anything
+    /// else (an unreachable peer) costs this packet only.
+    func batch(refused packet: UnsafeMutableRawBufferPointer, to endpoint: SocketEndpoint?, code: Int32) {
+        counters.sendFailed += 1
+        guard code == EMSGSIZE, let header = try? PathHeader(parsing: UnsafeRawBufferPointer(packet)),
+              let session = sessions[header.index] else { return }
+        session.maxPacket = min(session.maxPacket, packet.count - 1)
+        if case .carried = PathPacket.carryRefused(packet, sealer: session.sealer, on: session.carrier.session) {
+            counters.datagramsOut -= 1
+            counters.tooBig += 1
         }
     }
+
+    func batch(droppedForFullSocket count: Int) { counters.sendFailed += count }
 }

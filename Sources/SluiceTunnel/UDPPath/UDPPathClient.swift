@@ -17,7 +17,10 @@ import SluiceWire
 /// Datagrams of the carrier's open associations are offered here first (`MuxDatagramPath`); while
 /// the path is not up, or a datagram is larger than the path carries, it refuses them and they ride
 /// the carrier as before, so nothing is ever dropped for the path's sake.
-final class UDPPathClient: CarrierUDPPath, MuxDatagramPath {
+///
+/// Packets go out a batch per loop turn (`DatagramBatch`: one `sendmmsg`, each packet sealed where
+/// it is sent from) and come in a burst per system call (`DatagramReceiver`: one `recvmmsg`).
+final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender {
     let index: UInt32
     private unowned let carrier: Carrier
     private unowned let loop: EventLoop
@@ -37,8 +40,9 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath {
     private(set) var maxPacket: Int
     /// The round trip of the newest answered probe, in microseconds.
     private(set) var roundTripMicroseconds: Int?
-    private let sendBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
-    private let receiveBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
+    /// The turn's outgoing packets: 64 KiB, the largest packet, so it never refuses one.
+    private let outgoing: DatagramBatch
+    private let receiver = DatagramReceiver(slots: 16)
 
     /// Packets one turn reads before the loop's other sockets get theirs.
     static let readsPerTurn = 256
@@ -49,6 +53,7 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath {
         self.index = index
         self.loop = loop
         self.report = report
+        outgoing = DatagramBatch(loop: loop, limit: 65_536)
         sealer = PathCipher(key: keys.sending)
         opener = PathCipher(key: keys.receiving)
         ipv4 = relay.address.isIPv4
@@ -56,6 +61,7 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath {
         try socket.closingOnFailure { () throws(SystemError) in
             try socket.connect(to: relay)
             socket.setReceiveBuffer(4 << 20)
+            DatagramReceiver.enableCoalescing(on: socket)  // the relay's GSO sends arrive as one skb
         }
         self.socket = socket
         maxPacket = 0
@@ -64,11 +70,6 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath {
         try socket.closingOnFailure { () throws(SystemError) in
             try loop.register(fd: socket.fd, events: [.readable, .edgeTriggered]) { [unowned self] _ in self.readAvailable() }
         }
-    }
-
-    deinit {
-        sendBuffer.deallocate()
-        receiveBuffer.deallocate()
     }
 
     /// Starts validating: the first probe goes out now.
@@ -99,58 +100,67 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath {
             report.counters.tooBig += 1
             return false
         }
-        let body = UnsafeMutableRawBufferPointer(rebasing: sendBuffer[PathHeader.length...])
-        guard let n = PathMessage.encodeDatagram(stream: stream, endpoint: endpoint, payload: payload, into: body) else { return false }
-        switch transmit(.datagram, plaintextLength: n) {
-        case .sent:
-            monitor.sentDatagram(now: loop.now)
-            report.counters.datagramsOut += 1
-            report.counters.bytesOut += payload.count
-            return true
-        case .full:
-            report.counters.socketFull += 1
-            return true
-        case .tooBig:
-            report.counters.tooBig += 1
-            return false
-        case .failed:
-            return false
-        }
+        guard queue(.datagram, size: size, body: { PathMessage.encodeDatagram(stream: stream, endpoint: endpoint, payload: payload, into: $0) })
+        else { return false }
+        monitor.sentDatagram(now: loop.now)
+        report.counters.datagramsOut += 1
+        report.counters.bytesOut += payload.count
+        return true
     }
 
     // MARK: sending
 
-    private enum Transmitted { case sent, full, tooBig, failed }
-
-    /// Seals the plaintext waiting in `sendBuffer` as a packet of `kind` and sends it.
-    private func transmit(_ kind: PathHeader.Kind, plaintextLength: Int) -> Transmitted {
-        let counter = sendCounter
-        sendCounter += 1
-        PathHeader(kind: kind, index: index, counter: counter).emit(into: sendBuffer)
-        let total = sealer.seal(sendBuffer, headerLength: PathHeader.length, plaintextLength: plaintextLength, counter: counter)
-        do {
-            guard case .done = try socket.write(UnsafeRawBufferPointer(rebasing: sendBuffer[0..<total])) else { return .full }
-            return .sent
-        } catch where error.code == EMSGSIZE {
-            refreshMaxPacket()  // an ICMP "too big" lowered the kernel's path MTU
-            return .tooBig
-        } catch {
-            report.counters.sendFailed += 1
-            // An ICMP error of an earlier packet surfaces here as well as on a read: the relay does
-            // not take UDP there. Anything else (a local firewall's EPERM) costs this packet only;
-            // the probes decide whether the path still works.
-            if [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(error.code) { pathBroke("\(error)") }
-            return .failed
+    /// Seals a packet of `kind` under the next counter into the turn's batch; false when `body`
+    /// wrote none.
+    private func queue(_ kind: PathHeader.Kind, size: Int, body: (UnsafeMutableRawBufferPointer) -> Int?) -> Bool {
+        var queued = false
+        outgoing.append(to: nil, from: self, reserving: size) { room in
+            guard let n = PathPacket.seal(into: room, kind: kind, index: index, counter: sendCounter, sealer: sealer, body: body) else { return nil }
+            sendCounter += 1
+            queued = true
+            return n
         }
+        return queued
     }
 
     private func sendProbe() {
         refreshMaxPacket()
-        let body = UnsafeMutableRawBufferPointer(rebasing: sendBuffer[PathHeader.length...])
         let length = maxPacket - PathHeader.length - PathHeader.tagLength
-        guard let n = PathMessage.encodeProbe(opaque: MonotonicClock.nanoseconds(), length: length, into: body) else { return }
-        if transmit(.probe, plaintextLength: n) == .sent { report.counters.probesSent += 1 }
+        if queue(.probe, size: maxPacket, body: { PathMessage.encodeProbe(opaque: MonotonicClock.nanoseconds(), length: length, into: $0) }) {
+            report.counters.probesSent += 1
+        }
     }
+
+    // MARK: DatagramBatchSender
+
+    var batchSocket: Socket? { closed ? nil : socket }
+    var batchDualStack: Bool { false }  // connected: packets go to the relay, no address given
+    /// Equal-sized packets of one turn leave as one UDP GSO send (DatagramBatch), until the
+    /// kernel says this route cannot segment.
+    var batchSegmentation = true
+
+    /// A packet the kernel refused: as before batching, a datagram in it goes on the carrier
+    /// instead, whatever the reason (EMSGSIZE: the path MTU fell; an ICMP error or a local
+    /// firewall's EPERM) — the path accepted it, so it must not be lost for the path's sake.
+    func batch(refused packet: UnsafeMutableRawBufferPointer, to endpoint: SocketEndpoint?, code: Int32) {
+        if code == EMSGSIZE {
+            refreshMaxPacket()  // an ICMP "too big" lowered the kernel's path MTU
+        } else {
+            report.counters.sendFailed += 1
+            // An ICMP error of an earlier packet surfaces here as well as on a read: the relay does
+            // not take UDP there. Anything else costs this packet only; the probes decide whether
+            // the path still works.
+            if code == ECONNREFUSED || code == EHOSTUNREACH || code == ENETUNREACH { pathBroke(SystemError.message(code)) }
+        }
+        if case .carried = PathPacket.carryRefused(packet, sealer: sealer, on: carrier.session) {
+            report.counters.datagramsOut -= 1
+            if code == EMSGSIZE { report.counters.tooBig += 1 }
+        }
+    }
+
+    /// A full send buffer drops the rest of the turn's packets, as a UDP socket does: a datagram
+    /// held for a later turn would arrive late, and the path is for traffic that would rather lose it.
+    func batch(droppedForFullSocket count: Int) { report.counters.socketFull += count }
 
     private func refreshMaxPacket() {
         let headers = ipv4 ? 20 + 8 : 40 + 8
@@ -187,12 +197,15 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath {
 
     // MARK: receiving
 
+    /// Reads bursts (one `recvmmsg` each) until one comes back short, so the socket was empty then
+    /// and edge-triggered epoll signals again for anything later, or the turn's share is read.
     private func readAvailable() {
         var reads = 0
         while !closed {
-            let result: IOResult<Int>
+            let n: Int
             do {
-                result = try socket.read(into: receiveBuffer)
+                guard case .done(let count) = try receiver.receive(from: socket) else { return }
+                n = count
             } catch {
                 // ICMP port or host unreachable for an earlier packet: the relay does not take UDP here.
                 report.counters.icmpErrors += 1
@@ -201,9 +214,9 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath {
                 if reads >= Self.readsPerTurn { return }
                 continue
             }
-            guard case .done(let n) = result else { return }
-            handle(UnsafeMutableRawBufferPointer(rebasing: receiveBuffer[0..<n]))
-            reads += 1
+            for i in 0..<n where !closed { handle(receiver.packet(i)) }
+            reads += n
+            if receiver.drained { return }
             if reads >= Self.readsPerTurn {
                 readInNextTurn()
                 return
