@@ -46,3 +46,9 @@ int sluice_udp_read_error(int fd, sluice_udp_error *out) {
     }
     return 1;
 }
+
+#include <pthread.h>
+
+int sluice_set_thread_name(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
+}

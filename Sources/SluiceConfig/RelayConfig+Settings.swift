@@ -28,6 +28,7 @@ extension RelayConfig {
                   logLevel: try settings.logLevel(),
                   warnings: warnings)
         proxyProtocol = settings.switchOn("proxy-protocol") != nil
+        workers = try settings.integer("workers", default: Self.defaultWorkers, range: Self.workersRange)
     }
 
     /// `--allow-destination` and `--deny-destination`: prefixes without host bits, each in one list only.

@@ -55,3 +55,7 @@ int sluice_udp_enable_errors(int fd, int family);
 /// Reads one error-queue entry without blocking: 1 when one was read, 0 when the queue is empty,
 /// -1 on another failure.
 int sluice_udp_read_error(int fd, sluice_udp_error *out);
+
+/// Names the calling thread (at most 15 bytes; longer names fail with ERANGE): pthread_setname_np,
+/// a GNU extension, so it needs _GNU_SOURCE, which only linux.c defines. Returns 0 or an errno.
+int sluice_set_thread_name(const char *name);
