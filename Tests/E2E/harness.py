@@ -473,6 +473,10 @@ def relay_argv(key: KeyPair, allow: Sequence[str], listen: str = f"0.0.0.0:{RELA
     level = os.environ.get("SLUICE_E2E_LOG_LEVEL")
     if level:
         argv += ["--log-level", level]
+    workers = os.environ.get("SLUICE_E2E_RELAY_WORKERS")
+    if workers and "--workers" not in extra:
+        # The whole suite with a chosen number of relay workers (default: the relay's, online CPUs).
+        argv += ["--workers", workers]
     if "--control" not in extra:
         # The relay's control socket in the test's own directory, never in this host's /run/sluice.
         argv += ["--control", str(key.path.parent / f"relay-{next(_relay_sockets)}.sock")]
