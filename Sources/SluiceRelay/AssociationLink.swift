@@ -18,16 +18,16 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
     let stream: MuxStream
     let client: ClientID
     private unowned let loop: EventLoop
-    private unowned let relay: RelayServer
+    private unowned let worker: RelayWorker
     private var socket: Socket?
     private var dualStack = true
     private(set) var lastActivity: UInt64
     private var finished = false
 
-    init(stream: MuxStream, client: ClientID, relay: RelayServer, loop: EventLoop) {
+    init(stream: MuxStream, client: ClientID, worker: RelayWorker, loop: EventLoop) {
         self.stream = stream
         self.client = client
-        self.relay = relay
+        self.worker = worker
         self.loop = loop
         lastActivity = loop.now
         stream.handler = self
@@ -54,8 +54,8 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
     func stream(_ stream: MuxStream, didReceiveDatagram payload: UnsafeRawBufferPointer, endpoint: SocketEndpoint) {
         guard socket != nil else { return }
         noteActivity()
-        if relay.refuseDatagram(on: self, to: endpoint) { return }
-        relay.outgoingDatagrams.append(payload, from: self, to: endpoint)
+        if worker.refuseDatagram(on: self, to: endpoint) { return }
+        worker.outgoingDatagrams.append(payload, from: self, to: endpoint)
     }
 
     /// Sends one datagram the batch held for this association (dropped if it has closed since).
@@ -63,10 +63,10 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
         guard let socket else { return }
         do {
             if case .wouldBlock = try socket.send(datagram: payload, to: endpoint, dualStack: dualStack) {
-                relay.counters.datagramsDroppedToDestinations += 1
+                worker.counters.datagramsDroppedToDestinations += 1
             }
         } catch {
-            relay.counters.datagramsDroppedToDestinations += 1
+            worker.counters.datagramsDroppedToDestinations += 1
             report(error.code, info: 0, destination: endpoint)
         }
     }
@@ -83,7 +83,7 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
         while !finished {
             let result: IOResult<(Int, SocketEndpoint?)>
             do {
-                result = try relay.scratch.withUnsafeMutableBytes { try socket.receive(datagramInto: $0) }
+                result = try worker.scratch.withUnsafeMutableBytes { try socket.receive(datagramInto: $0) }
             } catch {
                 // With IP_RECVERR an ICMP error surfaces here as the errno; the details are queued.
                 // Any other failure, with nothing queued, ends this round instead of spinning.
@@ -96,8 +96,8 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
             guard case .done(let (n, source)) = result else { return }
             guard let source else { continue }
             noteActivity()
-            let sent = relay.scratch.withUnsafeBytes { stream.sendDatagram(UnsafeRawBufferPointer(rebasing: $0[0..<n]), endpoint: source) }
-            if !sent { relay.counters.datagramsDroppedToClient += 1 }
+            let sent = worker.scratch.withUnsafeBytes { stream.sendDatagram(UnsafeRawBufferPointer(rebasing: $0[0..<n]), endpoint: source) }
+            if !sent { worker.counters.datagramsDroppedToClient += 1 }
         }
     }
 
@@ -124,7 +124,7 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
 
     private func noteActivity() {
         lastActivity = loop.now
-        relay.associationWasActive(self)
+        worker.associationWasActive(self)
     }
 
     // MARK: lifecycle
@@ -148,6 +148,6 @@ final class AssociationLink: MuxStreamHandler, DatagramSender {
         }
         socket = nil
         stream.handler = nil
-        relay.associationEnded(self)
+        worker.associationEnded(self)
     }
 }

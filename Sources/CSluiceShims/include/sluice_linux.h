@@ -55,3 +55,13 @@ int sluice_udp_enable_errors(int fd, int family);
 /// Reads one error-queue entry without blocking: 1 when one was read, 0 when the queue is empty,
 /// -1 on another failure.
 int sluice_udp_read_error(int fd, sluice_udp_error *out);
+
+/// Names the calling thread (at most 15 bytes; longer names fail with ERANGE): pthread_setname_np,
+/// a GNU extension, so it needs _GNU_SOURCE, which only linux.c defines. Returns 0 or an errno.
+int sluice_set_thread_name(const char *name);
+
+/// Steers the datagrams of fd's SO_REUSEPORT group (UDP): each goes to the socket whose place in the
+/// group (the order they were bound) is the big-endian u32 at `offset` of its payload modulo
+/// `groups`; a datagram too short to hold it goes to the first. A classic BPF program attached with
+/// SO_ATTACH_REUSEPORT_CBPF (Linux 4.5; socket(7)). Returns 0, or -1 with errno set.
+int sluice_reuseport_steer_by_u32(int fd, unsigned offset, unsigned groups);
