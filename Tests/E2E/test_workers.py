@@ -8,7 +8,11 @@ per relay stays per relay across its workers.
   the relay's: every handshake is checked on the front);
 - one client's `--max-streams` and `--max-udp-mappings` hold over its carriers on two workers: a
   stream past the cap is reset with reason `limit` on the other worker, and a UDP association past
-  the cap evicts the longest-idle one on the worker that holds it.
+  the cap evicts the longest-idle one on the worker that holds it;
+- the UDP path (docs/protocol.md §8) of two clients whose carriers are on two workers: each is
+  offered an index of its worker's class (index % 2 == worker), its PROBE is answered and its
+  datagrams go both ways on the path, not the carrier, with no packet landing on the other worker
+  (which would count it as an unknown index and stay silent).
 
 Carriers here are spoken by hand (sluiceproto.py) so that each one's worker is known: the front
 places a carrier on the worker with the fewest, worker 0 first.
@@ -19,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import struct
 import threading
 import time
 
@@ -27,6 +32,7 @@ import pytest
 import harness as h
 import netns
 import sluiceproto as sp
+from test_udp_path import _carrier as path_carrier, _frames_until
 
 pytestmark = pytest.mark.sluice
 
@@ -170,4 +176,48 @@ def test_client_caps_hold_across_workers(runner, topology):
     assert stats["drops"].get("stream-refused-limit") == 1, stats
     on0.close()
     on1.close()
+    assert relay.alive()
+
+
+@pytest.mark.e2e_timeout(60)
+def test_udp_path_of_two_clients_on_two_workers(runner, topology, servers):
+    clients = [h.make_keypair(runner.workdir, f"client{i}") for i in (1, 2)]
+    relay, relay_key, control = start_relay(runner, topology, clients)
+    carriers, sockets = [], []
+    for worker, client in enumerate(clients):  # the front places the first on worker 0, the second on worker 1
+        c = path_carrier(topology, relay_key, client, hello=sp.FEATURE_POLICY_REFUSALS | sp.FEATURE_UDP_PATH)
+        carriers.append(c)
+        wait_workers(topology, control, [1, 0] if worker == 0 else [1, 1])
+        offers = [p for t, _, p in _frames_until(c, sp.UDP_PATH, 3.0) if t == sp.UDP_PATH]
+        assert offers, f"client {worker + 1}: no UDP_PATH offered"
+        path = sp.UDPPath(c, struct.unpack(">I", offers[0])[0])
+        assert path.index % 2 == worker, f"worker {worker} gave index {path.index:#x}, of the other worker's class"
+        u = topology.socket(topology.client, socket.AF_INET, socket.SOCK_DGRAM)
+        sockets.append(u)
+        u.connect(RELAY)
+        u.settimeout(2)
+        u.send(path.probe(worker, padding=200))
+        kind, _, plaintext = path.open(u.recv(65535))
+        assert kind == sp.PATH_PROBE_REPLY and plaintext[:8] == struct.pack(">Q", worker), "the PROBE went unanswered"
+        sid = c.open(netns.SERVER_V4, h.UDP_PORT, window=0, proto=17)
+        assert c.wait_stream(sid)[0] == "OPEN_OK"
+        c.send_frames([sp.frame(sp.UDP_PATH_USE, 0, b"\x01")])
+        for n in range(3):
+            data = f"client {worker + 1} datagram {n}".encode()
+            u.send(path.datagram(sid, netns.SERVER_V4, h.UDP_PORT, b"E" + data))
+            kind, _, plaintext = path.open(u.recv(65535))
+            assert kind == sp.PATH_DATAGRAM and struct.unpack(">I", plaintext[:4])[0] == sid
+            assert plaintext[11:].endswith(data), plaintext
+        on_carrier = [t for t, _, _ in _frames_until(c, sp.DATAGRAM, 0.3) if t == sp.DATAGRAM]
+        assert not on_carrier, f"client {worker + 1}: answers came on the carrier too"
+
+    stats = relay_status(topology, control)
+    assert stats["workers"] == [1, 1], stats
+    assert sorted(c["udpPaths"] for c in stats["clients"]) == [1, 1], stats["clients"]
+    events, drops = stats["events"], stats["drops"]
+    assert events.get("udp-paths-offered") == 2 and events.get("udp-path-probes-answered") == 2, events
+    assert events.get("udp-path-datagrams-in") == 6 and events.get("udp-path-datagrams-out") == 6, events
+    assert not any(k.startswith("udp-path") for k in drops), f"path packets dropped: {drops}"
+    for s in sockets + carriers:
+        s.close()
     assert relay.alive()
