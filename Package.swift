@@ -95,6 +95,6 @@ let package = Package(
         .testTarget(name: "SluiceLogTests", dependencies: ["SluiceLog"]),
         .testTarget(name: "SluiceCarrierTests", dependencies: ["SluiceCarrier"]),
         .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceTestSupport"]),
-        .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop", "SluiceCrypto", "SluiceProxyProtocol"]),
+        .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop", "SluiceIO", "SluiceCrypto", "SluiceProxyProtocol"]),
     ]
 )
