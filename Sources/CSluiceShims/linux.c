@@ -136,3 +136,21 @@ int sluice_udp_enable_gro(int fd) {
     int on = 1;
     return setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof on);
 }
+
+#include <pthread.h>
+
+int sluice_set_thread_name(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
+}
+
+#include <linux/filter.h>
+
+int sluice_reuseport_steer_by_u32(int fd, unsigned offset, unsigned groups) {
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offset),  // A = the u32 at offset (big-endian); past the end: return 0
+        BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, groups), // A %= groups
+        BPF_STMT(BPF_RET | BPF_A, 0),                // the socket at that place in the group
+    };
+    struct sock_fprog program = { .len = sizeof code / sizeof code[0], .filter = code };
+    return setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &program, sizeof program);
+}

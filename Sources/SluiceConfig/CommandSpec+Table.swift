@@ -46,6 +46,8 @@ extension CommandSpec {
             FlagSpec("max-pending-handshakes", "N", kind: .integer,
                      presence: .optional(default: String(RelayConfig.defaultMaxPendingHandshakes)),
                      help: "connections still in their handshake kept at once; past it the oldest is closed"),
+            FlagSpec("workers", "N", kind: .integer, presence: .optional(default: "online CPUs"),
+                     help: "threads serving carriers, each an event loop; a carrier and its streams stay on one, \(RelayConfig.workersRange.lowerBound)..\(RelayConfig.workersRange.upperBound)"),
             FlagSpec("proxy-protocol", kind: .switch,
                      help: "expect a PROXY protocol header (v1 or v2) from a load balancer before each handshake; close connections without one"),
             FlagSpec("no-bench", kind: .switch,

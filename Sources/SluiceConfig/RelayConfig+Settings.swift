@@ -26,6 +26,7 @@ extension RelayConfig {
                   maxPendingHandshakes: maxPending, maxStreamRate: maxStreamRate, controlPath: settings.value("control")?.text,
                   logLevel: try settings.logLevel())
         proxyProtocol = settings.switchOn("proxy-protocol") != nil
+        workers = try settings.integer("workers", default: Self.defaultWorkers, range: Self.workersRange)
     }
 
     /// `--allow-destination` and `--deny-destination`: prefixes without host bits, each in one list only.

@@ -1,3 +1,4 @@
+import Glibc
 import SluiceWire
 
 /// Validated settings of `sluice relay`. Built by `CommandLineParser` from flags and/or a JSON file;
@@ -19,6 +20,9 @@ public struct RelayConfig: Sendable, Equatable {
     /// measure the relay's own connection rate.
     public static let defaultMaxStreamRate = 5_000
     public static let maxStreamRateRange = 1...10_000_000
+    /// One worker (event loop, thread) per online CPU: carriers spread over them.
+    public static var defaultWorkers: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    public static let workersRange = 1...1024
 
     /// Where to accept carriers (`--listen`), e.g. 0.0.0.0:7000 or [::]:7000.
     public let listen: SocketEndpoint
@@ -54,6 +58,8 @@ public struct RelayConfig: Sendable, Equatable {
     /// Every connection starts with a PROXY protocol header (v1 or v2) from a load balancer, which
     /// names the client (`--proxy-protocol`); one without a valid header is closed without a reply.
     public var proxyProtocol = false
+    /// Worker threads, each an event loop serving its share of the carriers (`--workers`).
+    public var workers = RelayConfig.defaultWorkers
     /// Canonical `--log-level` name; `SluiceLog.LogLevel(name:)` accepts it.
     public let logLevel: String
     /// Conditions worth a log line; the CLI logs them.

@@ -89,10 +89,13 @@ extension Socket {
 extension Socket {
     /// A non-blocking UDP socket bound to `endpoint`; on an IPv6 address it takes IPv4 as well
     /// (`[::]:7000` serves both, as `listen(on:)` does for TCP). The relay's UDP path socket.
-    public static func udpBound(on endpoint: SocketEndpoint) throws(SystemError) -> Socket {
+    /// With `reusePort` it joins the SO_REUSEPORT group of sockets the same user bound there
+    /// (socket(7)), among which the kernel spreads datagrams (`steerReusePortGroup`).
+    public static func udpBound(on endpoint: SocketEndpoint, reusePort: Bool = false) throws(SystemError) -> Socket {
         let s = try udp(for: endpoint.address)
         try s.closingOnFailure { () throws(SystemError) in
             if !endpoint.address.isIPv4 { try s.setOption(Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0, "IPV6_V6ONLY") }
+            if reusePort { try s.setOption(SOL_SOCKET, SO_REUSEPORT, 1, "SO_REUSEPORT") }
             let r = endpoint.withSockaddr { Glibc.bind(s.fd, $0, $1) }
             guard r == 0 else {
                 let code = errno
@@ -110,6 +113,16 @@ extension Socket {
         let r = ipv4 ? getsockopt(fd, Int32(IPPROTO_IP), IP_MTU, &value, &length)
             : getsockopt(fd, Int32(IPPROTO_IPV6), IPV6_MTU, &value, &length)
         return r == 0 && value > 0 ? Int(value) : nil
+    }
+
+    /// Makes the kernel give each datagram of this socket's SO_REUSEPORT group to the socket whose
+    /// place in the group (the order they were bound, from 0) is the big-endian u32 at `offset` of
+    /// the datagram modulo `groups` (the group's size); a datagram too short to hold it goes to the
+    /// first. A classic BPF program (SO_ATTACH_REUSEPORT_CBPF), written in `sluice_reuseport_steer_by_u32`.
+    public func steerReusePortGroup(byU32At offset: Int, groups: Int) throws(SystemError) {
+        guard sluice_reuseport_steer_by_u32(fd, UInt32(offset), UInt32(groups)) == 0 else {
+            throw SystemError("setsockopt(SO_ATTACH_REUSEPORT_CBPF)")
+        }
     }
 
     /// Asks for a receive buffer of `bytes` (the kernel caps it at net.core.rmem_max), so that a

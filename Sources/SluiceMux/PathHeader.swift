@@ -38,6 +38,8 @@ public struct PathHeader: Hashable, Sendable {
 
     /// Bytes of the header.
     public static let length = 16
+    /// Where `index` starts in a packet (the relay steers packets among its workers by it).
+    public static let indexOffset = 4
     /// Bytes of the AEAD tag after the ciphertext.
     public static let tagLength = 16
     /// The shortest packet any kind can be: header, a probe's 8-byte plaintext, tag.
@@ -56,7 +58,7 @@ public struct PathHeader: Hashable, Sendable {
         guard let kind = Kind(rawValue: packet[0]) else { throw .unknownKind(packet[0]) }
         guard packet[1] == 0, packet[2] == 0, packet[3] == 0 else { throw .reservedBytesSet }
         self.kind = kind
-        index = packet.readU32(at: 4)
+        index = packet.readU32(at: Self.indexOffset)
         counter = packet.readU64(at: 8)
     }
 
@@ -66,7 +68,7 @@ public struct PathHeader: Hashable, Sendable {
         buffer[1] = 0
         buffer[2] = 0
         buffer[3] = 0
-        buffer.writeU32(index, at: 4)
+        buffer.writeU32(index, at: Self.indexOffset)
         buffer.writeU64(counter, at: 8)
     }
 }

@@ -18,16 +18,16 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
     let stream: MuxStream
     let client: ClientID
     private unowned let loop: EventLoop
-    private unowned let relay: RelayServer
+    private unowned let worker: RelayWorker
     private var socket: Socket?
     private var dualStack = true
     private(set) var lastActivity: UInt64
     private var finished = false
 
-    init(stream: MuxStream, client: ClientID, relay: RelayServer, loop: EventLoop) {
+    init(stream: MuxStream, client: ClientID, worker: RelayWorker, loop: EventLoop) {
         self.stream = stream
         self.client = client
-        self.relay = relay
+        self.worker = worker
         self.loop = loop
         lastActivity = loop.now
         stream.handler = self
@@ -54,8 +54,8 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
     func stream(_ stream: MuxStream, didReceiveDatagram payload: UnsafeRawBufferPointer, endpoint: SocketEndpoint) {
         guard socket != nil else { return }
         noteActivity()
-        if relay.refuseDatagram(on: self, to: endpoint) { return }
-        relay.outgoingDatagrams.append(payload, to: endpoint, from: self)
+        if worker.refuseDatagram(on: self, to: endpoint) { return }
+        worker.outgoingDatagrams.append(payload, to: endpoint, from: self)
     }
 
     // MARK: DatagramBatchSender (the batch sends this association's datagrams with one sendmmsg)
@@ -64,11 +64,11 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
     var batchDualStack: Bool { dualStack }
 
     func batch(refused packet: UnsafeMutableRawBufferPointer, to endpoint: SocketEndpoint?, code: Int32) {
-        relay.counters.datagramsDroppedToDestinations += 1
+        worker.counters.datagramsDroppedToDestinations += 1
         if let endpoint { report(code, info: 0, destination: endpoint) }
     }
 
-    func batch(droppedForFullSocket count: Int) { relay.counters.datagramsDroppedToDestinations += count }
+    func batch(droppedForFullSocket count: Int) { worker.counters.datagramsDroppedToDestinations += count }
 
     // MARK: destinations -> client
 
@@ -81,7 +81,7 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
     /// burst comes back short: the socket was empty then, and edge-triggered epoll signals anew for
     /// anything that arrives after.
     private func drainDatagrams() {
-        let receiver = relay.datagramReceiver
+        let receiver = worker.datagramReceiver
         while !finished, let socket {
             let n: Int
             do {
@@ -100,7 +100,7 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
             for i in 0..<n where !finished {
                 guard let source = receiver.source(i) else { continue }
                 if !stream.sendDatagram(UnsafeRawBufferPointer(receiver.packet(i)), endpoint: source) {
-                    relay.counters.datagramsDroppedToClient += 1
+                    worker.counters.datagramsDroppedToClient += 1
                 }
             }
             if receiver.drained { return }
@@ -130,7 +130,7 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
 
     private func noteActivity() {
         lastActivity = loop.now
-        relay.associationWasActive(self)
+        worker.associationWasActive(self)
     }
 
     // MARK: lifecycle
@@ -154,6 +154,6 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
         }
         socket = nil
         stream.handler = nil
-        relay.associationEnded(self)
+        worker.associationEnded(self)
     }
 }

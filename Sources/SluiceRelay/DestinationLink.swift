@@ -21,7 +21,7 @@ final class DestinationLink: MuxStreamHandler {
     let stream: MuxStream
     let destination: SocketEndpoint
     private unowned let loop: EventLoop
-    private unowned let relay: RelayServer
+    private unowned let worker: RelayWorker
     private var socket: Socket?
     private var connected = false
     private var readable = false
@@ -35,11 +35,11 @@ final class DestinationLink: MuxStreamHandler {
     private var finished = false
     let client: ClientID
 
-    init(stream: MuxStream, destination: SocketEndpoint, client: ClientID, relay: RelayServer, loop: EventLoop) {
+    init(stream: MuxStream, destination: SocketEndpoint, client: ClientID, worker: RelayWorker, loop: EventLoop) {
         self.stream = stream
         self.destination = destination
         self.client = client
-        self.relay = relay
+        self.worker = worker
         self.loop = loop
         stream.handler = self
     }
@@ -93,14 +93,14 @@ final class DestinationLink: MuxStreamHandler {
     private func pumpToClient() {
         guard let socket else { return }
         while readable && !sawEOF && !finished {
-            let room = min(stream.worthwhileSendCapacity, relay.scratch.count)
+            let room = min(stream.worthwhileSendCapacity, worker.scratch.count)
             if room == 0 {
                 stream.notifyWhenSendable()  // streamCanSend brings us back
                 return
             }
             let result: IOResult<Int>
             do {
-                result = try relay.scratch.withUnsafeMutableBytes { try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<room])) }
+                result = try worker.scratch.withUnsafeMutableBytes { try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<room])) }
             } catch {
                 fail(reason: .closed, message: "destination \(destination): \(error)")
                 return
@@ -113,7 +113,7 @@ final class DestinationLink: MuxStreamHandler {
                 stream.finish()
                 finishIfDone()
             case .done(let n):
-                let sent = relay.scratch.withUnsafeBytes { stream.send(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                let sent = worker.scratch.withUnsafeBytes { stream.send(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
                 assert(sent == n, "send capacity was checked")
                 // A short read took all there was (epoll(7) on stream sockets): the next read would
                 // only say EAGAIN, and new bytes raise a new edge. Not once the peer's FIN or an
@@ -190,10 +190,10 @@ final class DestinationLink: MuxStreamHandler {
 
     private func fail(reason: ResetReason, message: String) {
         if !connected && reason != .closed {
-            relay.counters.streamsRefused[reason, default: 0] += 1
+            worker.counters.streamsRefused[reason, default: 0] += 1
         }
-        if !connected && reason != .closed, let heldBack = relay.streamLog.admit(client, now: loop.now) {
-            Log.info("client \(client): stream \(stream.id) to \(destination) refused: \(message)" + relay.streamLog.suffix(heldBack), "relay")
+        if !connected && reason != .closed, let heldBack = worker.streamLog.admit(client, now: loop.now) {
+            Log.info("client \(client): stream \(stream.id) to \(destination) refused: \(message)" + worker.streamLog.suffix(heldBack), "relay")
         } else {
             Log.debug("stream \(stream.id) to \(destination): \(message)", "relay")
         }
@@ -216,7 +216,7 @@ final class DestinationLink: MuxStreamHandler {
         socket = nil
         toDestination.removeAll()
         stream.handler = nil
-        relay.linkEnded(self)
+        worker.linkEnded(self)
     }
 }
 

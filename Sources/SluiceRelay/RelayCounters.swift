@@ -11,8 +11,9 @@ struct CarrierEntry {
     let since: Double
 }
 
-/// The relay's counters; every one is shown by `sluice status --relay` (`RelayStatistics`).
-struct RelayCounters {
+/// The relay's counters; every one is shown by `sluice status --relay` (`RelayStatistics`). The
+/// front counts connections and handshakes, each worker its streams and datagrams; status adds them.
+struct RelayCounters: Sendable {
     var carriersEstablished = 0
     /// Connections closed without a handshake (unknown key, wrong PSK, replay, garbage, timeout).
     var handshakesFailed = 0
@@ -29,4 +30,19 @@ struct RelayCounters {
     /// Datagrams a destination socket or the carrier could not take (never queued).
     var datagramsDroppedToDestinations = 0
     var datagramsDroppedToClient = 0
+}
+
+extension RelayCounters {
+    /// Adds `other`'s counts to these (another worker's).
+    mutating func add(_ other: RelayCounters) {
+        carriersEstablished += other.carriersEstablished
+        handshakesFailed += other.handshakesFailed
+        proxyHeadersInvalid += other.proxyHeadersInvalid
+        emptyConnections += other.emptyConnections
+        handshakesDropped += other.handshakesDropped
+        streamsRefused.merge(other.streamsRefused, uniquingKeysWith: +)
+        datagramsRefused += other.datagramsRefused
+        datagramsDroppedToDestinations += other.datagramsDroppedToDestinations
+        datagramsDroppedToClient += other.datagramsDroppedToClient
+    }
 }

@@ -49,7 +49,9 @@ public struct RelayReloadReport: Sendable, Equatable, CustomStringConvertible {
 /// handshakes (allow-list, PSK, private key, timeouts), new streams and datagrams (policy, limits) —
 /// and running carriers keep their session keys. Two things reach back: carriers of clients whose
 /// key left the allow-list are closed, and streams to destinations the new policy refuses are
-/// reset (UDP datagrams are judged one by one anyway). The listening address is kept until a restart.
+/// reset (UDP datagrams are judged one by one anyway). The listening address and the number of
+/// workers are kept until a restart. The front applies what handshakes use, then every worker
+/// applies the rest on its own loop (`RelayWorker+Reload.swift`), and the report sums them.
 extension RelayServer {
     func apply(_ proposed: RelaySettings) -> RelayReloadReport {
         var new = proposed
@@ -58,6 +60,10 @@ extension RelayServer {
         if new.listen != old.listen {
             report.needingRestart.append("--listen \(new.listen) takes a restart; still listening on \(old.listen)")
             new.listen = old.listen
+        }
+        if new.workers != old.workers {
+            report.needingRestart.append("--workers \(new.workers) takes a restart; still \(old.workers) worker(s)")
+            new.workers = old.workers
         }
         let removed = old.allowedClients.subtracting(new.allowedClients)
         report.clientsAllowed = new.allowedClients.count
@@ -68,19 +74,12 @@ extension RelayServer {
         report.policyChanged = new.destinationPolicy != old.destinationPolicy
         report.proxyProtocolChanged = new.proxyProtocol != old.proxyProtocol
         Log.level = new.logLevel
-        if new.maxStreamRate != old.maxStreamRate { openRates.removeAll() }  // new buckets at the new rate
+        if new.maxStreamRate != old.maxStreamRate { workers.limits.resetRates() }  // new buckets at the new rate
         replaceSettings(new)
-
-        for entry in Array(carriers.values) where removed.contains(entry.client.key) {
-            entry.carrier.close(.clientRemoved)
-            report.carriersClosed += 1
-        }
-        if report.policyChanged {
-            for link in Array(links.values) {
-                guard let rule = new.destinationPolicy.refusal(of: link.destination.address) else { continue }
-                link.refuse(PolicyRefusal(destination: "\(link.destination)", rule: rule))
-                report.streamsReset += 1
-            }
+        let applied = new
+        for effect in workers.gather({ $0.apply(applied, removedClients: removed) }) {
+            report.carriersClosed += effect.carriersClosed
+            report.streamsReset += effect.streamsReset
         }
         return report
     }

@@ -15,9 +15,12 @@ struct ClientID: Hashable, CustomStringConvertible {
     var description: String { key.shortBase64 }
 }
 
-/// The relay: accepts carriers, authenticates them (Noise IKpsk2), and dials each stream's destination
-/// with a socket of its own (`RelayServer+Streams.swift`), within its destination policy. Everything
-/// runs on one event loop. Loop-confined.
+/// The relay's front: accepts connections, authenticates them (Noise IKpsk2) and hands each carrier
+/// to one of its workers (`RelayWorkers`), which dials each stream's destination with a socket of its
+/// own (`RelayWorker+Streams.swift`), within the destination policy. The front runs on the loop it
+/// is given, as does worker 0; with `settings.workers` > 1 the other workers run on threads of their
+/// own. Every handshake is done here, so the allow-list, the replay rule (`replayGuard`) and the
+/// pending-handshake cap are the relay's, whatever the number of workers. Loop-confined.
 ///
 /// Connections that have not finished their handshake are capped (`maxPendingHandshakes`): a new one
 /// past the cap closes the oldest, so a flood of connections that never send message 1 costs a
@@ -34,39 +37,17 @@ public final class RelayServer {
     private let handshakeAge = IdleList<InboundHandshake>()
     private var handshakesDropped = 0
     private var dropReportDue: UInt64 = 0
-    /// Established carriers: their client, where they came from and when.
-    var carriers: [ObjectIdentifier: CarrierEntry] = [:]
+    /// Handshake and connection counters (the workers count streams and datagrams).
     var counters = RelayCounters()
-    var streamsPerClient: [ClientID: Int] = [:]
     let replayGuard = ReplayGuard()
     private(set) var responder: SluiceResponder
-    /// Shared read buffer for handshakes and destination sockets (one loop, one read at a time).
+    /// Shared read buffer for handshakes (one loop, one read at a time).
     var scratch = [UInt8](repeating: 0, count: 64 * 1024)
-    /// What associations send to destinations, sent together after each carrier read's records.
-    let outgoingDatagrams: DatagramBatch
-    /// The slots every association reads its destinations' datagrams into, a burst per call (loop-confined, so one is enough).
-    let datagramReceiver = DatagramReceiver()
-    /// The UDP path beside the carriers (docs/protocol.md §8), on the listener's port; nil when that
-    /// UDP port could not be bound, and then the relay does not advertise the feature.
-    private(set) var udpPath: RelayUDPPath?
+    let workers: RelayWorkers
     private var carrierCounter = 0
     /// Where `reload()` reads the settings again (the command line and config file the relay
     /// started with); nil when the relay was given settings only.
     private let settingsSource: (() throws -> RelaySettings)?
-
-    var links: [ObjectIdentifier: DestinationLink] = [:]
-    /// Streams served by the built-in bench endpoints (`RelayServer+Bench.swift`).
-    var benches: [ObjectIdentifier: BenchEndpoint] = [:]
-    var associations: [ObjectIdentifier: AssociationLink] = [:]
-    /// Each client's associations by last activity: its longest idle goes first at the cap.
-    var idleAssociations: [ClientID: IdleList<AssociationLink>] = [:]
-    var sweepTimer: LoopTimer?
-    var refusals = RefusalLog()
-    /// Lines about one client's streams (limit reached, connect refused): one per 10 s.
-    var streamLog = RateLimitedLog<ClientID>()
-    /// Each client's stream opens (`--max-stream-rate`), shared by its carriers and kept when they
-    /// close, so that dialling again buys no fresh burst; one per allowed key at most.
-    var openRates: [ClientID: TokenBucket] = [:]
 
     /// - Parameter settingsSource: reads the settings anew for `reload()` (SIGHUP).
     public init(settings: RelaySettings, loop: EventLoop,
@@ -74,22 +55,27 @@ public final class RelayServer {
         self.settings = settings
         self.loop = loop
         self.settingsSource = settingsSource
-        outgoingDatagrams = DatagramBatch(loop: loop)
         responder = Self.responder(for: settings, udpPath: false)
         let listener = try Socket.listen(on: settings.listen)
         self.listener = listener
-        listeningEndpoint = try listener.closingOnFailure { () throws(SystemError) in try listener.localEndpoint() }
-        try loop.register(fd: listener.fd, events: [.readable]) { [unowned self] _ in self.acceptAll() }
-        if settings.mux.features.contains(.udpPath) {
-            do {
-                udpPath = try RelayUDPPath(listen: listeningEndpoint, relay: self, loop: loop)
-            } catch {
-                Log.warning("no UDP path: \(error); clients carry UDP flows on their carriers", "relay")
-            }
+        let endpoint = try listener.closingOnFailure { () throws(SystemError) in try listener.localEndpoint() }
+        listeningEndpoint = endpoint
+        let workers = try listener.closingOnFailure { () throws(SystemError) in
+            try RelayWorkers(settings: settings, loop: loop,
+                             udpPathOn: settings.mux.features.contains(.udpPath) ? endpoint : nil)
         }
-        responder = Self.responder(for: settings, udpPath: udpPath != nil)
-        Log.info("relay listening on \(listeningEndpoint)\(udpPath != nil ? " (TCP and UDP)" : ""), "
-                 + "\(settings.allowedClients.count) client key(s) allowed", "relay")
+        self.workers = workers
+        do {
+            try loop.register(fd: listener.fd, events: [.readable]) { [unowned self] _ in self.acceptAll() }
+        } catch {
+            workers.shutdown()
+            listener.close()
+            throw error
+        }
+        responder = Self.responder(for: settings, udpPath: workers.udpPath)
+        Log.info("relay listening on \(listeningEndpoint)\(workers.udpPath ? " (TCP and UDP)" : ""), "
+                 + "\(settings.allowedClients.count) client key(s) allowed"
+                 + (workers.count > 1 ? ", \(workers.count) workers" : ""), "relay")
     }
 
     /// Message 2 advertises the settings' features, less the UDP path when its socket is missing.
@@ -99,22 +85,19 @@ public final class RelayServer {
         return SluiceResponder(localStatic: settings.privateKey, psk: settings.psk, features: features.rawValue)
     }
 
-    /// Closes the listener and every carrier.
+    /// Closes the listener and every carrier, and stops the workers' threads.
     public func shutdown() {
         loop.deregister(fd: listener.fd)
         listener.close()
         for h in Array(handshakes.values) { h.abandon() }
-        for entry in Array(carriers.values) { entry.carrier.close(.localShutdown) }
-        carriers.removeAll()
-        udpPath?.shutdown()
-        udpPath = nil
+        workers.shutdown()
     }
 
     /// Connections accepted and not yet through their handshake.
     public var pendingHandshakes: Int { handshakes.count }
 
-    /// Carriers up, per client.
-    public var carrierCount: Int { carriers.count }
+    /// Carriers up, on all workers.
+    public var carrierCount: Int { workers.gather { $0.carriers.count }.reduce(0, +) }
 
     private func acceptAll() {
         while true {
@@ -158,34 +141,12 @@ public final class RelayServer {
     }
 
     func carrierEstablished(socket: Socket, keys: TransportKeys, client: PublicKey, peer: String) {
-        let id = ClientID(key: client)
         carrierCounter += 1
-        let label = "#\(carrierCounter) client \(id) from \(peer)"
-        let carrier: Carrier
-        do {
-            carrier = try Carrier(socket: socket, keys: keys, role: .relay, settings: settings.mux,
-                                  relayFeatures: CarrierFeatures(rawValue: responder.features), keepalive: .relay,
-                                  loop: loop, label: label)
-        } catch {
-            Log.warning("carrier \(label): \(error)", "relay")
-            socket.close()
-            return
-        }
-        carriers[ObjectIdentifier(carrier)] = CarrierEntry(carrier: carrier, client: id, peer: peer, since: WallClock.seconds())
         counters.carriersEstablished += 1
-        carrier.onStreamRequest = { [unowned self] stream, destination in self.open(stream, to: destination, client: id) }
-        carrier.onRecordsDelivered = { [unowned self] in self.outgoingDatagrams.flush() }
-        carrier.readDelay = { [unowned self] in self.openRates[id]?.wait(now: self.loop.now) ?? 0 }
-        if udpPath != nil && carrier.pathKeys != nil {
-            carrier.onFeaturesNegotiated = { [unowned self, unowned carrier] features in
-                if features.contains(.udpPath) { self.udpPath?.open(for: carrier, client: id) }
-            }
-        }
-        carrier.onClose = { [unowned self] carrier, end in
-            self.carriers[ObjectIdentifier(carrier)] = nil
-            Log.info("carrier \(carrier.label) down: \(end)", "relay")
-        }
-        Log.info("carrier \(label) up", "relay")
+        workers.place(CarrierHandover(
+            socket: socket, keys: keys, client: client, peer: peer,
+            label: "#\(carrierCounter) client \(ClientID(key: client)) from \(peer)", since: WallClock.seconds(),
+            features: CarrierFeatures(rawValue: responder.features)))
     }
 
     // MARK: reload (RelayServer+Reload.swift)
@@ -211,6 +172,6 @@ public final class RelayServer {
     /// Replaces the settings a reload may change (`RelayServer+Reload.swift` says which).
     func replaceSettings(_ new: RelaySettings) {
         settings = new
-        responder = Self.responder(for: new, udpPath: udpPath != nil)
+        responder = Self.responder(for: new, udpPath: workers.udpPath)
     }
 }

@@ -31,6 +31,8 @@ public struct RelaySettings: Sendable {
     /// Connections start with a PROXY protocol header naming the client (`--proxy-protocol`).
     public var proxyProtocol = false
     public var logLevel = LogLevel.info
+    /// Event loops (threads) that serve carriers (`--workers`); one runs on the caller's thread.
+    public var workers = 1
     /// Its `features` are what message 2 advertises (docs/protocol.md §1.1).
     public var mux = MuxSettings()
 
@@ -59,6 +61,7 @@ public struct RelaySettings: Sendable {
         maxPendingHandshakes = config.maxPendingHandshakes
         maxStreamRate = config.maxStreamRate
         proxyProtocol = config.proxyProtocol
+        workers = config.workers
         logLevel = LogLevel(name: config.logLevel) ?? .info
     }
 

@@ -1,7 +1,7 @@
 import SluiceMux
 
 /// A snapshot of a running relay: what `sluice status --relay` shows and `--json` prints (schema in
-/// docs/configuration.md, "sluice status"). Taken on the relay's loop thread.
+/// docs/configuration.md, "sluice status"). Taken on the front's loop thread, from every worker.
 public struct RelayStatistics: Sendable, Codable, Equatable {
     public var listen: String
     /// Established carriers, and connections still in their handshake.
@@ -13,6 +13,8 @@ public struct RelayStatistics: Sendable, Codable, Equatable {
     public var drops: [String: Int]
     /// Counters of things that happened and were not drops.
     public var events: [String: Int]
+    /// Carriers on each worker, worker 0 first (`--workers`); absent from relays before workers.
+    public var workers: [Int]?
 
     public struct ClientStatistics: Sendable, Codable, Equatable {
         /// The start of the client's public key in base64, as in the allow list and the logs.
@@ -46,53 +48,47 @@ public struct RelayStatus: Sendable, Codable, Equatable {
 }
 
 extension RelayServer {
-    /// A snapshot of the relay's carriers, clients and counters.
+    /// A snapshot of the relay's carriers, clients and counters, over all workers (each asked on its
+    /// own loop; per-client stream and mapping counts are the relay's, from `ClientLimits`).
     public func statistics() -> RelayStatistics {
+        let snapshots = workers.gather { $0.snapshot() }
+        let limits = workers.limits
         var byClient: [ClientID: RelayStatistics.ClientStatistics] = [:]
-        for entry in carriers.values {
-            var client = byClient[entry.client] ?? .init(
-                publicKey: entry.client.description, addresses: [], carriers: 0, streams: streamsPerClient[entry.client] ?? 0,
-                udpMappings: idleAssociations[entry.client]?.count ?? 0,
-                udpPaths: udpPath?.pathsInUse(of: entry.client) ?? 0, bytesSent: 0, bytesReceived: 0, lastHandshake: 0)
-            client.addresses.append(entry.peer)
-            client.carriers += 1
-            client.bytesSent += entry.carrier.bytesSent
-            client.bytesReceived += entry.carrier.bytesReceived
-            client.lastHandshake = max(client.lastHandshake, entry.since)
-            byClient[entry.client] = client
+        var total = counters
+        var path: PathCounters?
+        for snapshot in snapshots {
+            total.add(snapshot.counters)
+            if let counters = snapshot.udpPath { path = (path ?? .init()) + counters }
+            for entry in snapshot.carriers {
+                var client = byClient[entry.client] ?? .init(
+                    publicKey: entry.client.description, addresses: [], carriers: 0, streams: limits.streams(of: entry.client),
+                    udpMappings: limits.udpMappings(of: entry.client),
+                    udpPaths: 0, bytesSent: 0, bytesReceived: 0, lastHandshake: 0)
+                client.addresses.append(entry.peer)
+                client.carriers += 1
+                client.udpPaths += entry.udpPathInUse ? 1 : 0
+                client.bytesSent += entry.bytesSent
+                client.bytesReceived += entry.bytesReceived
+                client.lastHandshake = max(client.lastHandshake, entry.since)
+                byClient[entry.client] = client
+            }
         }
         var drops: [String: Int] = [
-            "handshake-failed": counters.handshakesFailed,
-            "handshake-dropped-at-cap": counters.handshakesDropped,
-            "proxy-header-invalid": counters.proxyHeadersInvalid,
-            "datagram-refused-by-policy": counters.datagramsRefused,
-            "datagram-to-destination": counters.datagramsDroppedToDestinations,
-            "datagram-to-client": counters.datagramsDroppedToClient,
+            "handshake-failed": total.handshakesFailed,
+            "handshake-dropped-at-cap": total.handshakesDropped,
+            "proxy-header-invalid": total.proxyHeadersInvalid,
+            "datagram-refused-by-policy": total.datagramsRefused,
+            "datagram-to-destination": total.datagramsDroppedToDestinations,
+            "datagram-to-client": total.datagramsDroppedToClient,
         ]
-        for (reason, count) in counters.streamsRefused { drops["stream-refused-\(reason.name)"] = count }
-        var events = ["carriers-established": counters.carriersEstablished, "connections-without-data": counters.emptyConnections]
-        if let path = udpPath?.counters {
-            drops.merge([
-                "udp-path-malformed": path.malformed,
-                "udp-path-unknown-index": path.unknownIndex,
-                "udp-path-unauthenticated": path.unauthenticated,
-                "udp-path-replayed": path.replayed,
-                "udp-path-unknown-stream": path.unknownStream,
-                "udp-path-send-failed": path.sendFailed,
-            ]) { $0 + $1 }
-            events.merge([
-                "udp-paths-offered": path.sessions,
-                "udp-path-packets-in": path.packetsIn,
-                "udp-path-datagrams-in": path.datagramsIn,
-                "udp-path-datagrams-out": path.datagramsOut,
-                "udp-path-probes-answered": path.probesAnswered,
-                "udp-path-roamed": path.roamed,
-                "udp-path-too-big-for-path": path.tooBig,
-            ]) { $0 + $1 }
-        }
-        return RelayStatistics(
-            listen: "\(listeningEndpoint)", carriers: carriers.count, pendingHandshakes: pendingHandshakes,
-            clients: byClient.values.sorted { $0.publicKey < $1.publicKey },
+        for (reason, count) in total.streamsRefused { drops["stream-refused-\(reason.name)"] = count }
+        var events = ["carriers-established": total.carriersEstablished, "connections-without-data": total.emptyConnections]
+        path?.add(to: &drops, events: &events)
+        var statistics = RelayStatistics(
+            listen: "\(listeningEndpoint)", carriers: snapshots.reduce(0) { $0 + $1.carriers.count },
+            pendingHandshakes: pendingHandshakes, clients: byClient.values.sorted { $0.publicKey < $1.publicKey },
             drops: drops.filter { $0.value != 0 }, events: events.filter { $0.value != 0 })
+        statistics.workers = snapshots.map(\.carriers.count)
+        return statistics
     }
 }

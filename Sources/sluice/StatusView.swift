@@ -69,6 +69,7 @@ enum StatusView {
     static func relay(_ status: RelayStatus, now: Double) -> String {
         let s = status.statistics
         var lines = ["relay \(s.listen) (pid \(status.pid)): \(s.carriers) carrier\(s.carriers == 1 ? "" : "s")"
+            + (s.workers.map { $0.count > 1 ? " on \($0.count) workers (\($0.map(String.init).joined(separator: " + ")))" : "" } ?? "")
             + (s.pendingHandshakes > 0 ? ", \(s.pendingHandshakes) in handshake" : "")]
         if s.clients.isEmpty { lines.append("  no client connected") }
         for c in s.clients {

@@ -474,6 +474,10 @@ def relay_argv(key: KeyPair, allow: Sequence[str], listen: str = f"0.0.0.0:{RELA
     level = os.environ.get("SLUICE_E2E_LOG_LEVEL")
     if level:
         argv += ["--log-level", level]
+    workers = os.environ.get("SLUICE_E2E_RELAY_WORKERS")
+    if workers and "--workers" not in extra and relay_takes("--workers"):
+        # The whole suite with a chosen number of relay workers (default: the relay's, online CPUs).
+        argv += ["--workers", workers]
     if "--control" not in extra and relay_takes("--control"):
         # The relay's control socket in the test's own directory, never in this host's /run/sluice.
         # (ab.py also runs binaries from before the control socket.)

@@ -119,7 +119,7 @@ final class ArgumentParserTests: XCTestCase {
             "keygen": ["output", "force", "help"],
             "pubkey": ["help"],
             "relay": ["listen", "private-key", "allow-client", "psk", "max-streams", "max-stream-rate", "handshake-timeout", "udp-timeout",
-                      "max-udp-mappings", "allow-destination", "deny-destination", "max-pending-handshakes", "proxy-protocol", "no-bench", "control",
+                      "max-udp-mappings", "allow-destination", "deny-destination", "max-pending-handshakes", "workers", "proxy-protocol", "no-bench", "control",
                       "log-level", "config", "help"],
             "up": ["relay", "relay-public-key", "private-key", "psk", "relays", "relay-policy", "upstream", "tun", "address", "route", "mtu", "carriers", "fwmark",
                    "table", "dns", "dns-domain", "resolver", "route-all", "exclude", "route-local", "kill-switch", "no-ipv6", "app-cgroup",

@@ -91,3 +91,13 @@ int sluice_receive_batch(int fd, sluice_datagram *datagrams, unsigned count);
 int sluice_udp_enable_gro(int fd);
 /// Datagrams one `UDP_SEGMENT` send may hold (the kernel's UDP_MAX_SEGMENTS before 6.9; later ones take 128).
 static inline int sluice_udp_max_segments(void) { return 64; }
+
+/// Names the calling thread (at most 15 bytes; longer names fail with ERANGE): pthread_setname_np,
+/// a GNU extension, so it needs _GNU_SOURCE, which only linux.c defines. Returns 0 or an errno.
+int sluice_set_thread_name(const char *name);
+
+/// Steers the datagrams of fd's SO_REUSEPORT group (UDP): each goes to the socket whose place in the
+/// group (the order they were bound) is the big-endian u32 at `offset` of its payload modulo
+/// `groups`; a datagram too short to hold it goes to the first. A classic BPF program attached with
+/// SO_ATTACH_REUSEPORT_CBPF (Linux 4.5; socket(7)). Returns 0, or -1 with errno set.
+int sluice_reuseport_steer_by_u32(int fd, unsigned offset, unsigned groups);

@@ -8,10 +8,11 @@ import SluiceMux
 import SluiceSystem
 import SluiceWire
 
-/// Everything relay-side of the UDP path (docs/protocol.md §8), owned by `RelayServer` and touched
-/// by nothing else: one UDP socket on the carrier listener's address and port, the `PathSession` of
-/// each carrier whose client took the feature, by index, and the counters `sluice status --relay`
-/// shows. Loop-confined, on the relay's one loop.
+/// One worker's side of the UDP path (docs/protocol.md §8), owned by its `RelayWorker` and touched
+/// by nothing else: its UDP socket on the carrier listener's address and port (`PathSocket`: the
+/// kernel gives it the packets whose index is of this worker's class), the `PathSession` of each
+/// of the worker's carriers whose client took the feature, by index, and the counters
+/// `sluice status --relay` shows (summed over workers). Loop-confined, on the worker's loop.
 ///
 /// A packet that does not authenticate — unknown index, a replayed or stale counter, a tag that
 /// does not verify, a malformed header — is counted and dropped: no answer, and no allocation, since
@@ -20,43 +21,26 @@ import SluiceWire
 /// Packets come in a burst per system call (`DatagramReceiver`, `recvmmsg`) and go out a batch per
 /// loop turn (`DatagramBatch`, `sendmmsg`), sealed where they are sent from.
 final class RelayUDPPath: DatagramBatchSender {
-    struct Counters {
-        var sessions = 0
-        var packetsIn = 0
-        var datagramsIn = 0
-        var datagramsOut = 0
-        var probesAnswered = 0
-        var roamed = 0
-        var malformed = 0
-        var unknownIndex = 0
-        var unauthenticated = 0
-        var replayed = 0
-        var unknownStream = 0
-        /// Datagrams to a client that did not fit its path (they went on the carrier).
-        var tooBig = 0
-        /// Packets the kernel refused or dropped for a full socket.
-        var sendFailed = 0
-    }
-
     /// How long one turn reads the socket before other sockets get theirs (as `Carrier` does).
     static let readSliceNanoseconds: UInt64 = 500_000
 
     private let socket: Socket
-    private let dualStack: Bool
+    /// Which indices this worker gives out, and the socket's family.
+    private let place: PathSocket
     private unowned let loop: EventLoop
-    private unowned let relay: RelayServer
+    private unowned let worker: RelayWorker
     private var sessions: [UInt32: PathSession] = [:]
     private let receiver = DatagramReceiver()
     private let outgoing: DatagramBatch
     private var readResumeScheduled = false
     private var isShutDown = false
-    private(set) var counters = Counters()
+    private(set) var counters = PathCounters()
 
-    /// Binds `listen` (the carrier listener's endpoint) for UDP.
-    init(listen: SocketEndpoint, relay: RelayServer, loop: EventLoop) throws(SystemError) {
-        socket = try Socket.udpBound(on: listen)
-        dualStack = !listen.address.isIPv4
-        self.relay = relay
+    /// Serves `place`'s socket (bound by the front) on `loop`, the worker's.
+    init(_ place: PathSocket, worker: RelayWorker, loop: EventLoop) throws(SystemError) {
+        socket = place.socket
+        self.place = place
+        self.worker = worker
         self.loop = loop
         outgoing = DatagramBatch(loop: loop)
         socket.setReceiveBuffer(4 << 20)
@@ -73,17 +57,13 @@ final class RelayUDPPath: DatagramBatchSender {
         sessions.removeAll()
     }
 
-    /// Sessions whose client asked for datagrams on the path, per client (for statistics).
-    func pathsInUse(of client: ClientID) -> Int { sessions.values.reduce(0) { $0 + ($1.client == client && $1.inUse ? 1 : 0) } }
-
     // MARK: sessions
 
     /// Gives `carrier` a UDP path and offers it to the client (UDP_PATH): its HELLO put the feature
     /// in effect.
     func open(for carrier: Carrier, client: ClientID) {
         guard let keys = carrier.pathKeys, carrier.udpPath == nil else { return }
-        var index: UInt32
-        repeat { index = UInt32.random(in: 1...UInt32.max) } while sessions[index] != nil
+        let index = place.newIndex { sessions[$0] != nil }
         let session = PathSession(index: index, client: client, carrier: carrier, keys: keys, owner: self)
         sessions[index] = session
         counters.sessions += 1
@@ -120,14 +100,14 @@ final class RelayUDPPath: DatagramBatchSender {
                 break
             }
         }
-        relay.outgoingDatagrams.flush()
+        worker.outgoingDatagrams.flush()
     }
 
     /// Edge-triggered: the socket will not say again that it holds datagrams.
     private func readInNextTurn() {
         guard !readResumeScheduled else { return }
         readResumeScheduled = true
-        loop.schedule(afterMilliseconds: 0) {  // strong: the relay lives as long as its loop
+        loop.schedule(afterMilliseconds: 0) {  // strong: the worker lives as long as its loop
             self.readResumeScheduled = false
             self.readAvailable()
         }
@@ -231,7 +211,7 @@ final class RelayUDPPath: DatagramBatchSender {
     // MARK: DatagramBatchSender
 
     var batchSocket: Socket? { isShutDown ? nil : socket }
-    var batchDualStack: Bool { dualStack }
+    var batchDualStack: Bool { place.dualStack }
     /// Equal-sized packets of one turn to one client leave as one UDP GSO send (DatagramBatch),
     /// until the kernel says this socket's route cannot segment.
     var batchSegmentation = true

@@ -7,18 +7,19 @@ import SluiceWire
 /// Streams and UDP associations: the per-client stream cap, the bench endpoints, name resolution,
 /// and the destination policy, which judges every address the relay would connect or send to —
 /// after resolution for a name, so a name that resolves to a refused address is refused too (no
-/// DNS-rebinding way around it).
-extension RelayServer {
+/// DNS-rebinding way around it). The caps and the rate are per client over all workers
+/// (`ClientLimits`).
+extension RelayWorker {
     func open(_ stream: MuxStream, to destination: Destination, client: ClientID) {
         // Past the rate the client's carriers stop being read (Carrier.readDelay): the client slows
         // down by TCP's backpressure rather than being answered with resets it could ignore.
-        openRates[client, default: TokenBucket(rate: settings.maxStreamRate, now: loop.now)].take(now: loop.now)
+        let wait = limits.takeOpen(client, rate: settings.maxStreamRate, now: loop.now)
+        if wait > 0 { openDebt[client] = loop.now + wait }
         if stream.isAssociation {
             openAssociation(stream, client: client)
             return
         }
-        let count = streamsPerClient[client, default: 0]
-        guard count < settings.maxStreamsPerClient else {
+        guard limits.takeStreamSlot(client, cap: settings.maxStreamsPerClient) else {
             if let heldBack = streamLog.admit(client, now: loop.now) {
                 Log.info("client \(client): stream to \(destination) refused: limit of \(settings.maxStreamsPerClient) open streams reached"
                          + streamLog.suffix(heldBack), "relay")
@@ -27,7 +28,6 @@ extension RelayServer {
             stream.reset(.limit, message: "the relay's limit of \(settings.maxStreamsPerClient) streams per client is reached")
             return
         }
-        streamsPerClient[client] = count + 1
         switch BenchEndpoint.route(destination, enabled: settings.benchEnabled) {
         case .destination:
             break
@@ -53,7 +53,7 @@ extension RelayServer {
             let port = destination.port
             let context = LoopBound((self, stream), loop: loop)
             NameResolver.resolve(name) { addresses in
-                context.execute { relay, stream in relay.resolved(name, port: port, to: addresses, stream: stream, client: client) }
+                context.execute { worker, stream in worker.resolved(name, port: port, to: addresses, stream: stream, client: client) }
             }
         }
     }
@@ -100,22 +100,36 @@ extension RelayServer {
 
     // MARK: UDP associations
 
-    /// A UDP association: evicts the client's longest-idle one when it is at its cap.
+    /// A UDP association: evicts the client's longest-idle one when it is at its cap — on this
+    /// worker if it holds another, else on the worker that holds the most (which evicts on its own
+    /// loop a moment later, so for that moment the client holds one over its cap).
     private func openAssociation(_ stream: MuxStream, client: ClientID) {
         let idle = idleAssociations[client] ?? IdleList()
         idleAssociations[client] = idle
-        if idle.count >= settings.maxUDPMappingsPerClient, let oldest = idle.oldest {
-            oldest.expire("evicted: the client holds \(settings.maxUDPMappingsPerClient) UDP mappings")
+        if let evicting = limits.addMapping(client, on: index, cap: settings.maxUDPMappingsPerClient) {
+            if evicting == index {
+                idle.oldest?.expire(evictionReason)
+            } else {
+                directory?.execute(on: evicting) { worker in worker.evictOldestMapping(of: client) }
+            }
         }
-        let link = AssociationLink(stream: stream, client: client, relay: self, loop: loop)
+        let link = AssociationLink(stream: stream, client: client, worker: self, loop: loop)
         associations[ObjectIdentifier(link)] = link
         idle.touch(link)
         link.start()
         scheduleSweep()
     }
 
+    private var evictionReason: String { "evicted: the client holds \(settings.maxUDPMappingsPerClient) UDP mappings" }
+
+    /// Another worker's new association put `client` over its cap: the longest idle here goes.
+    func evictOldestMapping(of client: ClientID) {
+        idleAssociations[client]?.oldest?.expire(evictionReason)
+    }
+
     func associationEnded(_ link: AssociationLink) {
-        associations[ObjectIdentifier(link)] = nil
+        guard associations.removeValue(forKey: ObjectIdentifier(link)) != nil else { return }
+        limits.removeMapping(link.client, on: index)
         guard let idle = idleAssociations[link.client] else { return }
         idle.remove(link)
         if idle.count == 0 { idleAssociations[link.client] = nil }
@@ -145,15 +159,12 @@ extension RelayServer {
     // MARK: TCP streams
 
     private func startLink(_ stream: MuxStream, to destination: SocketEndpoint, client: ClientID) {
-        let link = DestinationLink(stream: stream, destination: destination, client: client, relay: self, loop: loop)
+        let link = DestinationLink(stream: stream, destination: destination, client: client, worker: self, loop: loop)
         links[ObjectIdentifier(link)] = link
         link.start()
     }
 
-    func releaseStreamSlot(_ client: ClientID) {
-        streamsPerClient[client, default: 1] -= 1
-        if streamsPerClient[client] == 0 { streamsPerClient[client] = nil }
-    }
+    func releaseStreamSlot(_ client: ClientID) { limits.releaseStreamSlot(client) }
 
     func linkEnded(_ link: DestinationLink) {
         guard links.removeValue(forKey: ObjectIdentifier(link)) != nil else { return }

@@ -1,0 +1,83 @@
+import Glibc
+import SluiceCrypto
+import SluiceLoop
+import SluiceWire
+import XCTest
+
+@testable import SluiceRelay
+
+/// A relay with several workers in one process: each worker runs on a thread of its own, a reload
+/// reaches every one of them on its own loop, status asks them all, and shutdown ends their threads.
+/// (Carriers spread over workers, and the per-client caps across them, are checked end to end with
+/// real clients, in Tests/E2E/test_workers.py.)
+final class RelayWorkersTests: XCTestCase {
+    let client = PrivateKey.generate().publicKey
+
+    func settings(workers: Int) -> RelaySettings {
+        var settings = RelaySettings(listen: SocketEndpoint(address: IPAddress("127.0.0.1")!, port: 0), privateKey: PrivateKey.generate(),
+                                     allowedClients: [client], psk: nil, maxStreamsPerClient: 8, handshakeTimeoutMilliseconds: 1000)
+        settings.workers = workers
+        return settings
+    }
+
+    /// Threads of this process, from /proc/self/task.
+    func threadCount() -> Int {
+        guard let dir = opendir("/proc/self/task") else { return -1 }
+        defer { closedir(dir) }
+        var count = 0
+        while let entry = readdir(dir) {
+            if entry.pointee.d_name.0 != UInt8(ascii: ".") { count += 1 }
+        }
+        return count
+    }
+
+    func testEveryWorkerRunsOnAThreadOfItsOwnAndStopsWithTheRelay() throws {
+        let before = threadCount()
+        let loop = try EventLoop()
+        let relay = try RelayServer(settings: settings(workers: 3), loop: loop)
+        XCTAssertEqual(threadCount(), before + 2, "worker 0 runs on the caller's loop, workers 1 and 2 on threads")
+        let threads = relay.workers.gather { _ in Int(pthread_self()) }
+        XCTAssertEqual(Set(threads).count, 3, "three workers, three threads")
+        XCTAssertEqual(threads[0], Int(pthread_self()))
+        XCTAssertEqual(relay.statistics().workers, [0, 0, 0])
+        relay.shutdown()
+        XCTAssertEqual(threadCount(), before, "shutdown joined the workers' threads")
+    }
+
+    func testOneWorkerIsTheCallersThreadAlone() throws {
+        let before = threadCount()
+        let loop = try EventLoop()
+        let relay = try RelayServer(settings: settings(workers: 1), loop: loop)
+        defer { relay.shutdown() }
+        XCTAssertEqual(threadCount(), before)
+        XCTAssertEqual(relay.statistics().workers, [0])
+    }
+
+    func testReloadReachesEveryWorkerOnItsOwnLoop() throws {
+        let loop = try EventLoop()
+        var next = settings(workers: 2)
+        next.maxStreamsPerClient = 2
+        next.destinationPolicy = DestinationPolicy(allow: [IPPrefix("127.0.0.1/32")!])
+        let proposed = next
+        let relay = try RelayServer(settings: settings(workers: 2), loop: loop, settingsSource: { proposed })
+        defer { relay.shutdown() }
+        guard case .applied(let report) = relay.reload() else { return XCTFail("a good configuration was refused") }
+        XCTAssertTrue(report.policyChanged)
+        let seen = relay.workers.gather { worker in
+            (worker.settings.maxStreamsPerClient, worker.settings.destinationPolicy.refusal(of: IPAddress("127.0.0.1")!) == nil)
+        }
+        XCTAssertEqual(seen.map(\.0), [2, 2], "both workers hold the new cap")
+        XCTAssertEqual(seen.map(\.1), [true, true], "and the new policy")
+    }
+
+    func testChangingTheNumberOfWorkersTakesARestart() throws {
+        let loop = try EventLoop()
+        let proposed = settings(workers: 3)
+        let relay = try RelayServer(settings: settings(workers: 2), loop: loop, settingsSource: { proposed })
+        defer { relay.shutdown() }
+        guard case .applied(let report) = relay.reload() else { return XCTFail("a good configuration was refused") }
+        XCTAssertEqual(report.needingRestart, ["--workers 3 takes a restart; still 2 worker(s)"])
+        XCTAssertEqual(relay.workers.count, 2)
+        XCTAssertEqual(relay.settings.workers, 2)
+    }
+}
