@@ -29,12 +29,15 @@ TARGETS=(packet reassembly frame path socks proxyheader handshake record json co
 FLAGS=(-sanitize=fuzzer,address -parse-as-library "$OPT" -package-name sluice -enable-testing
        -I "$OUT" -I "$OUT/CSluiceShims" -I Sources/CSodium -I Sources/CGcrypt -L "$OUT")
 
-# The modules under test in three rounds: each one's dependencies are built in a round before it.
-FIRST=(SluiceWire SluiceJSON SluiceSystem SluiceBase64 CSluiceShims)
-SECOND=(SluiceMux SluiceIO SluiceConfig SluiceSocks SluiceProxyProtocol)
-THIRD=(SluiceCrypto)
+# The modules under test and the ones they import, in rounds: each one's dependencies are built in a
+# round before it (DEPS; a module that gains an import needs it there and here).
+ROUNDS=("SluiceWire SluiceJSON SluiceSystem SluiceBase64 SluiceLog CSluiceShims"
+        "SluiceLoop SluiceMux SluiceConfig SluiceSocks SluiceProxyProtocol"
+        "SluiceIO"
+        "SluiceCrypto")
 # A module is rebuilt when its sources or the library of a module it imports is newer than its own.
-declare -A DEPS=([SluiceIO]="CSluiceShims SluiceSystem SluiceWire" [SluiceMux]="SluiceWire" [SluiceSocks]="SluiceWire" [SluiceProxyProtocol]="SluiceWire"
+declare -A DEPS=([SluiceLoop]="CSluiceShims SluiceLog SluiceSystem" [SluiceIO]="CSluiceShims SluiceLoop SluiceSystem SluiceWire"
+                 [SluiceMux]="SluiceWire" [SluiceSocks]="SluiceWire" [SluiceProxyProtocol]="SluiceWire"
                  [SluiceConfig]="SluiceSystem SluiceWire SluiceJSON SluiceBase64" [SluiceCrypto]="SluiceBase64 SluiceIO")
 # target: entry-point directory, the modules it links (dependencies first is not needed: the linker
 # gets them in reverse order), and extra sources
@@ -42,10 +45,10 @@ declare -A ENTRY=([packet]=PacketFuzz [reassembly]=ReassemblyFuzz [frame]=FrameF
                   [handshake]=HandshakeFuzz
                   [record]=RecordFuzz [json]=JSONFuzz [config]=ConfigFuzz [cli]=CLIFuzz)
 declare -A LINKS=([packet]="SluiceWire" [reassembly]="SluiceWire" [frame]="SluiceMux SluiceWire"
-                  [path]="SluiceMux SluiceCrypto SluiceBase64 SluiceIO SluiceSystem SluiceWire CSluiceShims" [socks]="SluiceSocks SluiceWire"
+                  [path]="SluiceMux SluiceCrypto SluiceBase64 SluiceIO SluiceLoop SluiceLog SluiceSystem SluiceWire CSluiceShims" [socks]="SluiceSocks SluiceWire"
                   [proxyheader]="SluiceProxyProtocol SluiceWire"
-                  [handshake]="SluiceCrypto SluiceBase64 SluiceIO SluiceSystem SluiceWire CSluiceShims"
-                  [record]="SluiceCrypto SluiceBase64 SluiceIO SluiceSystem SluiceWire CSluiceShims" [json]="SluiceJSON"
+                  [handshake]="SluiceCrypto SluiceBase64 SluiceIO SluiceLoop SluiceLog SluiceSystem SluiceWire CSluiceShims"
+                  [record]="SluiceCrypto SluiceBase64 SluiceIO SluiceLoop SluiceLog SluiceSystem SluiceWire CSluiceShims" [json]="SluiceJSON"
                   [config]="SluiceConfig SluiceSystem SluiceWire SluiceJSON SluiceBase64"
                   [cli]="SluiceConfig SluiceSystem SluiceWire SluiceJSON SluiceBase64")
 declare -A EXTRA=([config]="Fuzz/Support/FuzzScratch.swift" [cli]="Fuzz/Support/FuzzScratch.swift")
@@ -108,9 +111,11 @@ in_parallel() {
 
 build_all() {
     mkdir -p "$OUT"
-    in_parallel build_module "${FIRST[@]}"
-    in_parallel build_module "${SECOND[@]}"
-    in_parallel build_module "${THIRD[@]}"
+    local round
+    for round in "${ROUNDS[@]}"; do
+        # shellcheck disable=SC2086  # a round is a space-separated list of module names
+        in_parallel build_module $round
+    done
     in_parallel build_target "${TARGETS[@]}"
 }
 

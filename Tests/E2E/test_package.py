@@ -64,3 +64,21 @@ def test_the_engine_depends_on_no_host_module():
     assert seen & HOST_MODULES == set(), f"SluiceTunnel reaches {sorted(seen & HOST_MODULES)}"
     tests = all_targets["SluiceTunnelTests"]["deps"]
     assert tests & HOST_MODULES == set(), "its tests run without the host layer too"
+
+
+def test_fuzz_build_knows_each_fuzzed_modules_imports():
+    """scripts/fuzz.sh builds the fuzzed modules itself, in rounds, each after the modules its DEPS
+    names: a module that gains an import must gain it there too, or `make fuzz-check` (part of
+    `make test`) fails to compile it."""
+    script = (h.REPO / "scripts" / "fuzz.sh").read_text()
+    deps = {name: set(listed.split()) for name, listed in
+            re.findall(r'\[(\w+)\]="([^"]*)"', re.search(r'declare -A DEPS=\((.*?)\)\n', script, re.S).group(1))}
+    rounds = [r.split() for r in re.findall(r'"([^"]+)"', re.search(r'ROUNDS=\((.*?)\)\n', script, re.S).group(1))]
+    place = {module: i for i, r in enumerate(rounds) for module in r}
+    for module in place:
+        if module.startswith("C"):
+            continue  # C shims: clang, no Swift imports
+        wanted = {m for m in imports(f"Sources/{module}") if not m.startswith(("CSodium", "CGcrypt"))}
+        assert wanted == deps.get(module, set()), f"fuzz.sh DEPS[{module}] should be {sorted(wanted)}"
+        for dep in wanted:
+            assert place.get(dep, 99) < place[module], f"fuzz.sh builds {dep} in a round after {module}, which imports it"
