@@ -6,7 +6,7 @@ instead, and through plain kernel forwarding.
 
 For each mode — "kernel" (the relay namespace forwards: the ceiling), "floor" and "floor-aead" (two
 minimal C forwarders in a chain, plain or sealing ChaCha20-Poly1305 records: the most any proxy-style
-tunnel can do here; iperf3 only), the peers "wireguard-go" and "openvpn" (Debian's userspace WireGuard
+tunnel can do here; the udp, tcp_cc and iperf groups), the peers "wireguard-go" and "openvpn" (Debian's userspace WireGuard
 and OpenVPN 2.6 with AES-256-GCM, the relay namespace forwarding from the VPN device and masquerading;
 peers.py), then "sluice" (relay and client processes, encrypted carriers) — it builds the three
 namespaces of Tests/E2E/netns.py, starts a C load server and iperf3 in the server namespace, runs the

@@ -5,14 +5,19 @@
                            127.0.0.1:PORT       PORT                              PORT
 
 Like the sluice mode the relay namespace does not forward packets and the client has no route to the
-server, so every byte crosses user space in A and in B, over three TCP connections. "floor" copies;
-"floor-aead" seals and opens ChaCha20-Poly1305 records between A and B (forward.c's comment says how).
-No TUN, no user-space TCP/IP, no multiplexing: whatever the chain reaches is the most any tunnel of this
-design reaches on this machine.
+server, so every byte crosses user space in A and in B, over three TCP connections (a new connection:
+three handshakes, A's and B's connect each waiting for the next hop's). UDP ports go the same way as
+datagrams: A keeps an association (a socket of its own toward B) per application socket, B one per
+association of A toward the server, each made on its first datagram. "floor" copies; "floor-aead" seals
+and opens ChaCha20-Poly1305 records (TCP) or datagrams (UDP) between A and B (forward.c's comment says
+how). No TUN, no user-space TCP/IP, no multiplexing: whatever the chain reaches is the most any tunnel of
+this design reaches on this machine, in throughput and in the time of a connection or a round trip.
 
 A chain must prove it carries the bytes before it may produce a figure: `check()` sends 16 MiB each way
 through it at once, in uneven writes, and compares SHA-256 digests on both far sides (an echo alone would
-not do: two forwarders that both seal, or neither opens, give the bytes back unchanged).
+not do: two forwarders that both seal, or neither opens, give the bytes back unchanged). `check_udp()`
+does the same for datagrams: from several sockets, each size from empty to 60,000 bytes, compared where
+the server receives them and again where the answer (other bytes) comes back.
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ import harness as h
 import netns
 
 MODES = ("floor", "floor-aead")
-CHECK_PORT = 9103
+CHECK_PORT = 9110  # TCP and UDP: the checks' own servers (not the loadgen server's ports)
 CHECK_BYTES = 16 << 20
+CHECK_SIZES = (0, 1, 64, 1400, 1473, 9000, 60000)  # bytes per datagram: empty, one byte, below and above the MTU
+CHECK_SOCKETS = 3  # each a new association in both forwarders
 ADDRESS = "127.0.0.1"  # where the application in the client namespace connects: forwarder A
 
 
@@ -36,19 +43,26 @@ def cipher_args(mode: str, role: str) -> list[str]:
     return ["--cipher", "chacha20-poly1305", "--role", role] if mode == "floor-aead" else ["--cipher", "none"]
 
 
+def pairs(side: str, ports: list[int], udp_ports: list[int]) -> list[str]:
+    """forward.c's LISTEN TARGET arguments for forwarder A ("client") or B ("relay")."""
+    listen, target = {"client": (ADDRESS, netns.RELAY_CLIENT_SIDE_V4),
+                      "relay": (netns.RELAY_CLIENT_SIDE_V4, netns.SERVER_V4)}[side]
+    return [*(a for p in ports for a in (f"{listen}:{p}", f"{target}:{p}")),
+            *(a for p in udp_ports for a in (f"udp:{listen}:{p}", f"{target}:{p}"))]
+
+
 def start(runner: h.Runner, topo: netns.Topology, workdir: Path, forward: Path, mode: str,
-          ports: list[int]) -> tuple[h.Proc, h.Proc]:
-    """Starts B in the relay namespace, then A in the client namespace, each forwarding every port
-    (and CHECK_PORT); returns (A, B) once both listen."""
-    ports = [*ports, CHECK_PORT]
-    relay_pairs = [a for p in ports for a in (f"{netns.RELAY_CLIENT_SIDE_V4}:{p}", f"{netns.SERVER_V4}:{p}")]
-    client_pairs = [a for p in ports for a in (f"{ADDRESS}:{p}", f"{netns.RELAY_CLIENT_SIDE_V4}:{p}")]
+          ports: list[int], udp_ports: list[int] = ()) -> tuple[h.Proc, h.Proc]:
+    """Starts B in the relay namespace, then A in the client namespace, each forwarding every TCP port
+    in `ports` and UDP port in `udp_ports` (and CHECK_PORT, both); returns (A, B) once both listen."""
+    ports, udp_ports = [*ports, CHECK_PORT], [*udp_ports, CHECK_PORT]
+    relay_pairs, client_pairs = pairs("relay", ports, udp_ports), pairs("client", ports, udp_ports)
     procs = []
-    for name, ns, role, pairs in (("forward-relay", topo.relay, "relay", relay_pairs),
-                                  ("forward-client", topo.client, "client", client_pairs)):
+    for name, ns, role, args in (("forward-relay", topo.relay, "relay", relay_pairs),
+                                 ("forward-client", topo.client, "client", client_pairs)):
         ready = workdir / f"{name}.ready"
         ready.unlink(missing_ok=True)
-        p = runner.start(name, [str(forward), *cipher_args(mode, role), "--ready", str(ready), *pairs], ns=ns)
+        p = runner.start(name, [str(forward), *cipher_args(mode, role), "--ready", str(ready), *args], ns=ns)
         h.wait_for(lambda: ready.exists() or not p.alive(), 10, what=f"{name} to listen")
         if not p.alive():
             raise RuntimeError(f"{name} exited {p.popen.returncode}:\n{h.tail(p.log)}")
@@ -111,7 +125,11 @@ def check(topo: netns.Topology, size: int = CHECK_BYTES, timeout: float = 30) ->
             server_got["count"], server_got["sha256"] = _receive(conn)
 
         threads = [guarded(serve), guarded(_send, conn, down, 4), guarded(_send, client, up, 3)]
-        got_count, got_sha = _receive(client)
+        try:
+            got_count, got_sha = _receive(client)
+        except OSError as e:  # a forwarder that failed (a record it could not open) resets the connection
+            raise RuntimeError(f"the byte check through the chain failed: {e!r}: the chain is broken, so it gets "
+                               "no figure") from e
         for t in threads:
             t.join(timeout)
         if errors:
@@ -128,3 +146,59 @@ def check(topo: netns.Topology, size: int = CHECK_BYTES, timeout: float = 30) ->
         for s in (client, conn, listener):
             if s is not None:
                 s.close()
+
+
+def _answer(datagram: bytes) -> bytes:
+    """What the check's server sends back: other bytes than it got, so that a chain that hands the
+    server sealed bytes (and opens them on the way back) cannot pass."""
+    return bytes(reversed(datagram)) + b"!"
+
+
+def check_udp(topo: netns.Topology, timeout: float = 5) -> dict:
+    """Sends datagrams of every CHECK_SIZES size from CHECK_SOCKETS new sockets in the client namespace
+    through the chain to a server in the server namespace, one at a time; raises unless the server gets
+    each one unchanged and its answer comes back unchanged to the socket that asked."""
+    server = netns.socket_in(topo.server, kind=socket.SOCK_DGRAM)
+    got: list[bytes] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                d, peer = server.recvfrom(1 << 16)
+            except (socket.timeout, OSError):
+                continue
+            got.append(d)
+            server.sendto(_answer(d), peer)
+
+    rng = random.Random(5)
+    try:
+        server.bind((netns.SERVER_V4, CHECK_PORT))
+        server.settimeout(0.2)
+        t = threading.Thread(target=serve, name="floor-check-udp", daemon=True)
+        t.start()
+        count = 0
+        for n in range(CHECK_SOCKETS):
+            with netns.socket_in(topo.client, kind=socket.SOCK_DGRAM) as client:
+                client.settimeout(timeout)
+                client.connect((ADDRESS, CHECK_PORT))
+                for size in CHECK_SIZES:
+                    sent = rng.randbytes(size)
+                    client.send(sent)
+                    try:
+                        back = client.recv(1 << 16)
+                    except socket.timeout:
+                        raise RuntimeError(f"no answer to a {size}-byte datagram from socket {n + 1} through the chain "
+                                           f"within {timeout} s (the server got {len(got)} of {count + 1}): the chain "
+                                           "is broken, so it gets no figure") from None
+                    if got[-1:] != [sent]:
+                        raise RuntimeError(f"the server received {len(got[-1]) if got else 'no'} bytes, not the {size}-byte "
+                                           "datagram sent (or not the same bytes): the chain is broken, so it gets no figure")
+                    if back != _answer(sent):
+                        raise RuntimeError(f"the client got back {len(back)} bytes, not the server's {size + 1}-byte answer "
+                                           "(or not the same bytes): the chain is broken, so it gets no figure")
+                    count += 1
+        return {"datagrams_each_way": count, "sizes": list(CHECK_SIZES), "sockets": CHECK_SOCKETS}
+    finally:
+        stop.set()
+        server.close()

@@ -8,7 +8,7 @@
  * machine is the most any such tunnel can do there; bench.py's "floor" and "floor-aead" modes run it.
  *
  *   forward [--cipher none|chacha20-poly1305] [--role client|relay] [--nodelay on|off] [--ready FILE]
- *           LISTEN TARGET [LISTEN TARGET …]
+ *           [--udp-timeout SECONDS] [--max-udp N] LISTEN TARGET [LISTEN TARGET …]
  *
  * LISTEN and TARGET are IPv4 ADDR:PORT. For every connection accepted on a LISTEN address it connects
  * to that pair's TARGET and copies both ways until both sides have closed, passing half-closes on.
@@ -30,8 +30,26 @@
  *   --role relay   the accepted side is the client forwarder: open what it sends, seal what TARGET sends.
  * THE KEY IS A FIXED CONSTANT: this measures what the cipher costs, it protects nothing.
  *
- * --ready FILE is written once every LISTEN socket listens. A record that fails authentication, or
- * any unexpected error, ends the process with a message: a broken forwarder must not yield a figure.
+ * UDP: a LISTEN written udp:ADDR:PORT forwards datagrams instead. For each source address seen on it
+ * the forwarder keeps an association: a UDP socket of its own, connected to TARGET, made on the first
+ * datagram (the per-new-socket cost any proxy pays, as Sluice's relay does for a UDP mapping). What
+ * arrives on LISTEN from that source goes out of the association's socket; what the association's
+ * socket receives goes back from LISTEN to that source. So forwarder A (client namespace, udp:127.0.0.1:
+ * PORT → B) keeps one association per application socket, and B (relay namespace → the server) one per
+ * association of A. An association idle for --udp-timeout seconds (default 60) is closed, and at
+ * --max-udp associations (default 1024) a new one first closes the one idle longest: Sluice's
+ * defaults for its UDP mappings (docs/configuration.md), so a test that opens sockets faster than they
+ * expire pays for a close as Sluice does. With --cipher chacha20-poly1305 each datagram between A and B
+ * is sealed on its own: an 8-byte little-endian counter (per association and direction, sent in the
+ * clear and used as the additional data), the ciphertext, a 16-byte tag; the nonce is the counter after
+ * a byte naming the direction. Left out: a replay window (a datagram is opened whatever its counter),
+ * any handshake or per-association key, fragmentation (a datagram that with 24 bytes more does not fit
+ * in 65,507 is dropped), and a queue for a send that would block (the datagram is dropped, as a full
+ * socket buffer drops it): a floor, not a tunnel.
+ *
+ * --ready FILE is written once every LISTEN socket listens. A record or datagram that fails
+ * authentication, or any unexpected error, ends the process with a message: a broken forwarder must
+ * not yield a figure.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -47,6 +65,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define FW_READ_SIZE (256 * 1024)
@@ -88,11 +107,14 @@ struct fw_conn {
     struct fw_dir up, down;   /* up: a → b; down: b → a */
 };
 
-/* What an epoll event points at: a listener or one socket of a connection. */
+/* What an epoll event points at: a listener, one socket of a connection, or an association's socket. */
+enum { FW_REF_LISTEN, FW_REF_A, FW_REF_B, FW_REF_UDP_LISTEN, FW_REF_UDP_ASSOC };
+struct fw_assoc;
 struct fw_ref {
-    int kind;                 /* 0 listener, 1 side a, 2 side b */
+    int kind;                 /* FW_REF_* */
     int fd, index;            /* a listener's socket and pair index */
     struct fw_conn *conn;
+    struct fw_assoc *assoc;
 };
 
 static enum { FW_NONE, FW_CHACHA } fw_cipher = FW_NONE;
@@ -100,6 +122,7 @@ static enum { FW_ROLE_NONE, FW_ROLE_CLIENT, FW_ROLE_RELAY } fw_role = FW_ROLE_NO
 static struct sockaddr_in fw_targets[FW_MAX_LISTEN];
 static struct fw_ref fw_listen_refs[FW_MAX_LISTEN];
 static int fw_ep;
+static int fw_udp_pairs;  /* how many LISTEN addresses are UDP: the idle sweep runs only then */
 static int fw_nodelay_on = 1;
 
 /* A fixed key: see the comment at the top. */
@@ -311,8 +334,8 @@ static void fw_accept(int lfd, int index) {
         }
         fw_dir_init(&c->up, a, b, up);
         fw_dir_init(&c->down, b, a, down);
-        refs[0] = (struct fw_ref){.kind = 1, .conn = c};
-        refs[1] = (struct fw_ref){.kind = 2, .conn = c};
+        refs[0] = (struct fw_ref){.kind = FW_REF_A, .conn = c};
+        refs[1] = (struct fw_ref){.kind = FW_REF_B, .conn = c};
         fw_add(a, &refs[0]);
         fw_add(b, &refs[1]);
     }
@@ -321,7 +344,7 @@ static void fw_accept(int lfd, int index) {
 static void fw_event(struct fw_ref *ref, uint32_t events) {
     struct fw_conn *c = ref->conn;
     if (c->closed) return;
-    if (ref->kind == 2 && c->connecting && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
+    if (ref->kind == FW_REF_B && c->connecting && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
         int err = 0;
         socklen_t len = sizeof err;
         getsockopt(c->b, SOL_SOCKET, SO_ERROR, &err, &len);
@@ -329,7 +352,7 @@ static void fw_event(struct fw_ref *ref, uint32_t events) {
         c->connecting = 0;
     }
     uint32_t in = EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR, out = EPOLLOUT | EPOLLHUP | EPOLLERR;
-    if (ref->kind == 1) {
+    if (ref->kind == FW_REF_A) {
         if (events & in) c->up.readable = 1;
         if (events & out) c->down.writable = 1;
     } else {
@@ -340,6 +363,224 @@ static void fw_event(struct fw_ref *ref, uint32_t events) {
     if (fw_pump(&c->up) < 0 || fw_pump(&c->down) < 0 || (c->up.done && c->down.done)) fw_close(c);
 }
 
+/* -- UDP: associations ------------------------------------------------------------------------ */
+
+#define FW_UDP_MAX_PAYLOAD 65507 /* the most an IPv4 UDP datagram carries */
+#define FW_UDP_COUNTER_SIZE 8
+#define FW_UDP_OVERHEAD (FW_UDP_COUNTER_SIZE + FW_TAG_SIZE)
+#define FW_UDP_BUCKETS 4096      /* a power of two, a few times the default --max-udp */
+
+/* One source address seen on a UDP LISTEN, and the socket of its own that talks to the pair's TARGET. */
+struct fw_assoc {
+    struct sockaddr_in peer;          /* where answers go back to, from the LISTEN socket */
+    int index;                        /* the pair */
+    int fd;                           /* connected to fw_targets[index]; -1 once closed */
+    uint64_t sealed;                  /* the next counter this side seals with */
+    double last;                      /* when a datagram last passed, either way */
+    struct fw_assoc *hnext;           /* the hash bucket's chain */
+    struct fw_assoc *older, *newer;   /* the idle order: fw_udp_oldest … fw_udp_newest */
+    struct fw_assoc *next_closed;
+    struct fw_ref ref;
+};
+
+static double fw_udp_timeout = 60;    /* Sluice's --udp-timeout default */
+static int fw_udp_max = 1024;         /* Sluice's --max-udp-mappings default */
+static int fw_udp_count;
+static struct fw_assoc *fw_udp_table[FW_UDP_BUCKETS];
+static struct fw_assoc *fw_udp_oldest, *fw_udp_newest;
+static struct fw_assoc *fw_udp_closed;  /* closed during the current batch of events */
+static gcry_cipher_hd_t fw_udp_aead;    /* one handle: the nonce is set per datagram */
+static unsigned char fw_udp_in[FW_UDP_MAX_PAYLOAD + 1], fw_udp_out[FW_UDP_MAX_PAYLOAD + 1];
+
+static double fw_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void fw_udp_cipher_init(void) {
+    if (gcry_cipher_open(&fw_udp_aead, GCRY_CIPHER_CHACHA20, GCRY_CIPHER_MODE_POLY1305, 0) != 0 ||
+        gcry_cipher_setkey(fw_udp_aead, fw_key, sizeof fw_key) != 0)
+        fw_fail("libgcrypt has no ChaCha20-Poly1305");
+}
+
+static unsigned fw_udp_hash(const struct sockaddr_in *sa, int index) {
+    uint32_t h = sa->sin_addr.s_addr ^ ((uint32_t)sa->sin_port << 16) ^ (uint32_t)index;
+    return (h * 2654435761u) >> 20 & (FW_UDP_BUCKETS - 1);
+}
+
+/* The idle order: unlink from it, or (re)place as the newest. */
+static void fw_udp_unlink(struct fw_assoc *a) {
+    if (a->older) a->older->newer = a->newer; else fw_udp_oldest = a->newer;
+    if (a->newer) a->newer->older = a->older; else fw_udp_newest = a->older;
+    a->older = a->newer = NULL;
+}
+
+static void fw_udp_touch(struct fw_assoc *a, double now) {
+    a->last = now;
+    if (fw_udp_newest == a) return;
+    fw_udp_unlink(a);
+    a->older = fw_udp_newest;
+    if (fw_udp_newest) fw_udp_newest->newer = a; else fw_udp_oldest = a;
+    fw_udp_newest = a;
+}
+
+/* Closes an association's socket and forgets it; freed after the current batch (a later event may
+ * name it). */
+static void fw_udp_close(struct fw_assoc *a) {
+    struct fw_assoc **p = &fw_udp_table[fw_udp_hash(&a->peer, a->index)];
+    while (*p != a) p = &(*p)->hnext;
+    *p = a->hnext;
+    fw_udp_unlink(a);
+    close(a->fd);
+    a->fd = -1;
+    a->next_closed = fw_udp_closed;
+    fw_udp_closed = a;
+    fw_udp_count--;
+}
+
+/* Closes what was idle too long, and frees what was closed. */
+static void fw_udp_sweep(void) {
+    double now = fw_now();
+    while (fw_udp_oldest && now - fw_udp_oldest->last > fw_udp_timeout) fw_udp_close(fw_udp_oldest);
+    while (fw_udp_closed) {
+        struct fw_assoc *a = fw_udp_closed;
+        fw_udp_closed = a->next_closed;
+        free(a);
+    }
+}
+
+static struct fw_assoc *fw_udp_find(const struct sockaddr_in *peer, int index) {
+    for (struct fw_assoc *a = fw_udp_table[fw_udp_hash(peer, index)]; a; a = a->hnext)
+        if (a->index == index && a->peer.sin_addr.s_addr == peer->sin_addr.s_addr && a->peer.sin_port == peer->sin_port)
+            return a;
+    return NULL;
+}
+
+/* A new association for `peer`: its own socket, connected to the pair's TARGET. NULL when the
+ * socket cannot be made (out of descriptors or ports): the datagram is dropped. */
+static struct fw_assoc *fw_udp_open(const struct sockaddr_in *peer, int index) {
+    if (fw_udp_count >= fw_udp_max) fw_udp_close(fw_udp_oldest);
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return NULL;
+    if (connect(fd, (struct sockaddr *)&fw_targets[index], sizeof fw_targets[index]) != 0) {
+        close(fd);
+        return NULL;
+    }
+    struct fw_assoc *a = calloc(1, sizeof *a);
+    if (!a) fw_fail("out of memory");
+    a->peer = *peer;
+    a->index = index;
+    a->fd = fd;
+    a->ref = (struct fw_ref){.kind = FW_REF_UDP_ASSOC, .fd = fd, .index = index, .assoc = a};
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.ptr = &a->ref};
+    if (epoll_ctl(fw_ep, EPOLL_CTL_ADD, fd, &ev) != 0) fw_die("epoll_ctl");
+    unsigned h = fw_udp_hash(peer, index);
+    a->hnext = fw_udp_table[h];
+    fw_udp_table[h] = a;
+    fw_udp_count++;
+    a->older = fw_udp_newest;  /* the newest in the idle order */
+    if (fw_udp_newest) fw_udp_newest->newer = a; else fw_udp_oldest = a;
+    fw_udp_newest = a;
+    return a;
+}
+
+/* Seals n bytes of fw_udp_in into fw_udp_out; returns the sealed length. */
+static size_t fw_udp_seal(struct fw_assoc *a, int direction, size_t n) {
+    uint64_t counter = a->sealed++;
+    unsigned char nonce[12];
+    fw_nonce(nonce, counter);
+    nonce[0] = (unsigned char)direction;
+    memcpy(fw_udp_out, nonce + 4, FW_UDP_COUNTER_SIZE);
+    if (gcry_cipher_setiv(fw_udp_aead, nonce, sizeof nonce) != 0 ||
+        gcry_cipher_authenticate(fw_udp_aead, fw_udp_out, FW_UDP_COUNTER_SIZE) != 0 ||
+        gcry_cipher_encrypt(fw_udp_aead, fw_udp_out + FW_UDP_COUNTER_SIZE, n, fw_udp_in, n) != 0 ||
+        gcry_cipher_gettag(fw_udp_aead, fw_udp_out + FW_UDP_COUNTER_SIZE + n, FW_TAG_SIZE) != 0)
+        fw_fail("libgcrypt failed to seal a datagram");
+    return n + FW_UDP_OVERHEAD;
+}
+
+/* Opens a sealed datagram of n bytes in fw_udp_in into fw_udp_out; returns the plaintext length. */
+static size_t fw_udp_open_sealed(int direction, size_t n) {
+    if (n < FW_UDP_OVERHEAD) fw_fail("a sealed datagram shorter than its counter and tag: the peer is not a sealing forwarder");
+    size_t len = n - FW_UDP_OVERHEAD;
+    unsigned char nonce[12] = {(unsigned char)direction};
+    memcpy(nonce + 4, fw_udp_in, FW_UDP_COUNTER_SIZE);
+    if (gcry_cipher_setiv(fw_udp_aead, nonce, sizeof nonce) != 0 ||
+        gcry_cipher_authenticate(fw_udp_aead, fw_udp_in, FW_UDP_COUNTER_SIZE) != 0 ||
+        gcry_cipher_decrypt(fw_udp_aead, fw_udp_out, len, fw_udp_in + FW_UDP_COUNTER_SIZE, len) != 0)
+        fw_fail("libgcrypt failed to open a datagram");
+    if (gcry_cipher_checktag(fw_udp_aead, fw_udp_in + FW_UDP_COUNTER_SIZE + len, FW_TAG_SIZE) != 0)
+        fw_fail("a datagram failed authentication: the peer seals differently or not at all");
+    return len;
+}
+
+/* The datagram in fw_udp_in, n bytes, as it must leave this forwarder: sealed toward the other
+ * forwarder, opened from it, or as it came; NULL when it is too large to seal (dropped). `up`: it
+ * travels from the application toward the server. */
+static const unsigned char *fw_udp_transform(struct fw_assoc *a, int up, size_t n, size_t *out_len) {
+    if (fw_cipher != FW_CHACHA) {
+        *out_len = n;
+        return fw_udp_in;
+    }
+    int direction = up ? 0 : 1;
+    if ((fw_role == FW_ROLE_CLIENT) == up) {  /* A seals what goes up, B what comes down */
+        if (n + FW_UDP_OVERHEAD > FW_UDP_MAX_PAYLOAD) return NULL;
+        *out_len = fw_udp_seal(a, direction, n);
+    } else {
+        *out_len = fw_udp_open_sealed(direction, n);
+    }
+    return fw_udp_out;
+}
+
+/* Errors a UDP receive or send may meet without anything being wrong here: no room now (the datagram
+ * is dropped, as a full socket buffer drops it), or an ICMP error from an earlier datagram. */
+static int fw_udp_transient(int err) {
+    return err == EAGAIN || err == ENOBUFS || err == ECONNREFUSED || err == EHOSTUNREACH ||
+           err == ENETUNREACH || err == EINTR;
+}
+
+/* Datagrams from applications (A) or from forwarder A (B) on a UDP LISTEN socket: each goes out of
+ * its source's association, made on its first datagram. */
+static void fw_udp_from_listen(int lfd, int index) {
+    for (;;) {
+        struct sockaddr_in peer;
+        socklen_t plen = sizeof peer;
+        ssize_t n = recvfrom(lfd, fw_udp_in, sizeof fw_udp_in, 0, (struct sockaddr *)&peer, &plen);
+        if (n < 0) {
+            if (errno == EAGAIN) return;
+            if (fw_udp_transient(errno)) continue;
+            fw_die("recvfrom");
+        }
+        struct fw_assoc *a = fw_udp_find(&peer, index);
+        if (!a && !(a = fw_udp_open(&peer, index))) continue;
+        fw_udp_touch(a, fw_now());
+        size_t len;
+        const unsigned char *out = fw_udp_transform(a, 1, (size_t)n, &len);
+        if (!out) continue;
+        if (send(a->fd, out, len, 0) < 0 && !fw_udp_transient(errno)) fw_die("send");
+    }
+}
+
+/* Answers on an association's socket: back from the LISTEN socket to the association's source. */
+static void fw_udp_from_target(struct fw_assoc *a) {
+    while (a->fd >= 0) {
+        ssize_t n = recv(a->fd, fw_udp_in, sizeof fw_udp_in, 0);
+        if (n < 0) {
+            if (errno == EAGAIN) return;
+            if (fw_udp_transient(errno)) continue;
+            fw_die("recv");
+        }
+        fw_udp_touch(a, fw_now());
+        size_t len;
+        const unsigned char *out = fw_udp_transform(a, 0, (size_t)n, &len);
+        if (!out) continue;
+        if (sendto(fw_listen_refs[a->index].fd, out, len, 0, (struct sockaddr *)&a->peer, sizeof a->peer) < 0 &&
+            !fw_udp_transient(errno))
+            fw_die("sendto");
+    }
+}
+
 /* SIGTERM is how bench.py stops a forwarder: a normal end, exit 0. */
 static void fw_on_term(int sig) {
     (void)sig;
@@ -348,7 +589,8 @@ static void fw_on_term(int sig) {
 
 static void fw_usage(void) {
     fprintf(stderr, "usage: forward [--cipher none|chacha20-poly1305] [--role client|relay] [--nodelay on|off] [--ready FILE] "
-                    "LISTEN TARGET [LISTEN TARGET ...]   (ADDR:PORT, IPv4)\n");
+                    "[--udp-timeout SECONDS] [--max-udp N] LISTEN TARGET [LISTEN TARGET ...]   "
+                    "(ADDR:PORT, IPv4; a LISTEN written udp:ADDR:PORT forwards UDP)\n");
     exit(2);
 }
 
@@ -371,6 +613,12 @@ int main(int argc, char **argv) {
             fw_nodelay_on = strcmp(argv[++i], "off") != 0;
         } else if (strcmp(argv[i], "--ready") == 0) {
             ready = argv[++i];
+        } else if (strcmp(argv[i], "--udp-timeout") == 0) {
+            fw_udp_timeout = atof(argv[++i]);
+            if (fw_udp_timeout <= 0) fw_usage();
+        } else if (strcmp(argv[i], "--max-udp") == 0) {
+            fw_udp_max = atoi(argv[++i]);
+            if (fw_udp_max < 1) fw_usage();
         } else {
             fw_usage();
         }
@@ -391,17 +639,21 @@ int main(int argc, char **argv) {
     if (fw_ep < 0) fw_die("epoll_create1");
     for (int p = 0; p < pairs; p++) {
         struct sockaddr_in listen_at;
-        if (fw_parse(argv[i + 2 * p], &listen_at) || fw_parse(argv[i + 2 * p + 1], &fw_targets[p])) fw_usage();
-        int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        const char *at = argv[i + 2 * p];
+        int udp = strncmp(at, "udp:", 4) == 0;
+        if (fw_parse(at + (udp ? 4 : 0), &listen_at) || fw_parse(argv[i + 2 * p + 1], &fw_targets[p])) fw_usage();
+        int lfd = socket(AF_INET, (udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         int one = 1;
         if (lfd < 0) fw_die("socket");
         setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(lfd, (struct sockaddr *)&listen_at, sizeof listen_at) != 0) fw_die(argv[i + 2 * p]);
-        if (listen(lfd, 1024) != 0) fw_die("listen");
-        fw_listen_refs[p] = (struct fw_ref){.kind = 0, .fd = lfd, .index = p};
-        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &fw_listen_refs[p]};
+        if (bind(lfd, (struct sockaddr *)&listen_at, sizeof listen_at) != 0) fw_die(at);
+        if (!udp && listen(lfd, 1024) != 0) fw_die("listen");
+        fw_listen_refs[p] = (struct fw_ref){.kind = udp ? FW_REF_UDP_LISTEN : FW_REF_LISTEN, .fd = lfd, .index = p};
+        struct epoll_event ev = {.events = EPOLLIN | (udp ? EPOLLET : 0), .data.ptr = &fw_listen_refs[p]};
         if (epoll_ctl(fw_ep, EPOLL_CTL_ADD, lfd, &ev) != 0) fw_die("epoll_ctl");
+        fw_udp_pairs += udp;
     }
+    if (fw_udp_pairs && fw_cipher == FW_CHACHA) fw_udp_cipher_init();
     if (ready) {
         FILE *f = fopen(ready, "w");
         if (!f) fw_die(ready);
@@ -410,16 +662,22 @@ int main(int argc, char **argv) {
     }
     struct epoll_event events[64];
     for (;;) {
-        int n = epoll_wait(fw_ep, events, 64, -1);
+        /* With UDP pairs, wake at least once a second to close idle associations. */
+        int n = epoll_wait(fw_ep, events, 64, fw_udp_pairs ? 1000 : -1);
         if (n < 0) {
             if (errno == EINTR) continue;
             fw_die("epoll_wait");
         }
         for (int k = 0; k < n; k++) {
             struct fw_ref *ref = events[k].data.ptr;
-            if (ref->kind == 0) fw_accept(ref->fd, ref->index);
-            else fw_event(ref, events[k].events);
+            switch (ref->kind) {
+            case FW_REF_LISTEN: fw_accept(ref->fd, ref->index); break;
+            case FW_REF_UDP_LISTEN: fw_udp_from_listen(ref->fd, ref->index); break;
+            case FW_REF_UDP_ASSOC: fw_udp_from_target(ref->assoc); break;
+            default: fw_event(ref, events[k].events); break;
+            }
         }
         fw_free_closed();
+        if (fw_udp_pairs) fw_udp_sweep();
     }
 }

@@ -14,8 +14,9 @@ udp and tcp_cc start with the same tests at one request or connection in flight:
 explains a low rate (a rate at N in flight is at most N / latency).
 
 In kernel mode the same tests run over plain forwarding: the ceiling. In the floor modes (floor.py) the
-"tunnel" is two forward.c processes in a chain: only the iperf group runs there (the others need a TUN,
-or measure what only Sluice has). In the peer modes (peers.py) the tunnel is wireguard-go or OpenVPN,
+"tunnel" is two forward.c processes in a chain: the iperf, tcp_cc and udp groups run there (the udp
+group's rates and latencies, not the client's RSS), the applications aiming at forwarder A
+(`self.target`); idle_flows does not (it measures memory per flow, which only a TUN-based tunnel keeps). In the peer modes (peers.py) the tunnel is wireguard-go or OpenVPN,
 whose client and relay processes are measured as Sluice's are, through every group. A failing test
 records its error and the others still run. Processes are started through the E2E harness and stopped
 by pid.
@@ -52,7 +53,7 @@ MSS = 1448  # bytes per segment on a 1500-byte path, to put iperf3's retransmits
 SERVER = netns.SERVER_V4
 GROUPS = ("udp", "idle_flows", "tcp_cc", "iperf")  # the order they run in; see the module comment
 MODES = ("kernel", *floor.MODES, *peers.MODES, "sluice", *socksmode.MODES)
-FLOOR_GROUPS = ("iperf",)  # what a chain of two forwarders can run
+FLOOR_GROUPS = ("udp", "tcp_cc", "iperf")  # what a chain of two forwarders can run
 
 
 @dataclass
@@ -191,10 +192,11 @@ class ModeRun:
             self.client, self.relay = socksmode.start(self.runner, self.topo, self.s.client_args)
         elif self.mode in floor.MODES:
             self.client, self.relay = floor.start(self.runner, self.topo, self.workdir, self.forward, self.mode,
-                                                  [CLOSE_PORT, IPERF_PORT])
+                                                  [CLOSE_PORT, IPERF_PORT], [UDP_PORT])
         h.wait_for(self._one_flow, 15, interval=0.1, what="a first connection to the server")
         if self.mode in floor.MODES:
             self.details.setdefault("byte_checks", []).append(floor.check(self.topo))
+            self.details.setdefault("datagram_checks", []).append(floor.check_udp(self.topo))
             self._check_alive()
 
     def _one_flow(self) -> bool:
@@ -284,7 +286,8 @@ class ModeRun:
     # -- the tests -----------------------------------------------------------------------------------
     def test_udp(self) -> None:
         s = self.s
-        if self.client:
+        rss = self.client is not None and self.mode not in floor.MODES  # a forwarder's RSS is no client's
+        if rss:
             time.sleep(s.settle_seconds)
             idle = steady_rss_kib(self.client.pid)
             self.figures["rss_idle_mib"] = idle / 1024
@@ -292,19 +295,19 @@ class ModeRun:
         with self._sampler(0.02) as sampler:
             # One in flight first: short, and a later test's trouble (a stall) cannot leak into it.
             for test, key in (("udp-rr", "udp_rr"), ("udp-new", "udp_new")):
-                self._latency(key, self._loadgen(f"{key}_latency_us", test, SERVER, UDP_PORT, s.latency_seconds, 1, s.udp_size,
+                self._latency(key, self._loadgen(f"{key}_latency_us", test, self.target, UDP_PORT, s.latency_seconds, 1, s.udp_size,
                                                  timeout=s.latency_seconds + 20))
-            r = self._loadgen("udp_rr_per_s", "udp-rr", SERVER, UDP_PORT, s.rate_seconds, s.udp_window, s.udp_size,
+            r = self._loadgen("udp_rr_per_s", "udp-rr", self.target, UDP_PORT, s.rate_seconds, s.udp_window, s.udp_size,
                               timeout=s.rate_seconds + 20)
             self.figures["udp_rr_per_s"] = r["rate"]
             self.details["udp_rr"] = r
             self.say(f"  [{self.mode}] UDP one socket {r['rate']:,.0f} req/s (lost {r['lost']})")
-            r = self._loadgen("udp_new_per_s", "udp-new", SERVER, UDP_PORT, s.rate_seconds, s.udp_concurrency, s.udp_size,
+            r = self._loadgen("udp_new_per_s", "udp-new", self.target, UDP_PORT, s.rate_seconds, s.udp_concurrency, s.udp_size,
                               timeout=s.rate_seconds + 20)
             self.figures["udp_new_per_s"] = r["rate"]
             self.details["udp_new"] = r
             self.say(f"  [{self.mode}] UDP new socket each {r['rate']:,.0f} req/s (lost {r['lost']})")
-        if self.client:
+        if rss:
             self.figures["rss_udp_mib"] = sampler.peak["client"] / 1024
             self.details["rss_udp_samples"] = sampler.samples
             self.say(f"  [{self.mode}] client RSS peak during UDP {sampler.peak['client'] / 1024:.1f} MiB")
@@ -366,9 +369,9 @@ class ModeRun:
 
     def test_tcp_cc(self) -> None:
         s = self.s
-        self._latency("tcp_cc", self._loadgen("tcp_cc_latency_us", "tcp-cc", SERVER, CLOSE_PORT, s.latency_seconds, 1,
+        self._latency("tcp_cc", self._loadgen("tcp_cc_latency_us", "tcp-cc", self.target, CLOSE_PORT, s.latency_seconds, 1,
                                               timeout=s.latency_seconds + 20))
-        r = self._loadgen("tcp_cc_per_s", "tcp-cc", SERVER, CLOSE_PORT, s.rate_seconds, s.tcp_cc_concurrency,
+        r = self._loadgen("tcp_cc_per_s", "tcp-cc", self.target, CLOSE_PORT, s.rate_seconds, s.tcp_cc_concurrency,
                           timeout=s.rate_seconds + 20)
         self.figures["tcp_cc_per_s"] = r["rate"]
         self.details["tcp_cc"] = r

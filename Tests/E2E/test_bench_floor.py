@@ -1,0 +1,108 @@
+"""The benchmark's floor modes (Benchmarks/e2e/floor.py, forward.c): two C forwarders in the client and
+relay namespaces, as `make bench` runs them, carrying TCP and UDP.
+
+Each mode's chain must pass the checks the benchmark makes before it takes a figure (bytes both ways,
+datagrams of every size from new sockets), carry loadgen's new-connection and new-socket tests with
+nothing failed or lost, and afterwards hold no more descriptors than before: a forwarder that leaked a
+socket per connection would run out of them in the benchmark's rate test. A chain whose forwarders do
+not agree (A seals, B copies) must fail both checks. No sluice binary needed.
+"""
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import harness as h
+import netns
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Benchmarks" / "e2e"))
+import bench  # noqa: E402
+import floor  # noqa: E402
+import measure  # noqa: E402
+
+
+@pytest.fixture
+def plain(request, runner):
+    """The bench's namespaces with the relay forwarding nothing (as in the floor modes), and the loadgen
+    server in the server namespace."""
+    topo = netns.Topology(mode="sluice", tag="e2e")
+
+    def finish() -> None:
+        runner.close()
+        topo.destroy()
+
+    request.addfinalizer(finish)
+    topo.create()
+    loadgen = bench.compile_c(runner.workdir, "loadgen")
+    ready = runner.workdir / "loadgen-ready.json"
+    server = runner.start("loadgen-server", [str(loadgen), "server", "--tcp-close", str(measure.CLOSE_PORT),
+                                             "--tcp-hold", str(measure.HOLD_PORT), "--udp-echo", str(measure.UDP_PORT),
+                                             "--tcp-echo", str(measure.ECHO_PORT), "--ready", str(ready)], ns=topo.server)
+    h.wait_for(lambda: ready.exists() or not server.alive(), 10, what="the loadgen server")
+    return topo, loadgen
+
+
+@pytest.fixture
+def forward(workdir):
+    return bench.compile_c(workdir, "forward", ("-lgcrypt",))
+
+
+def _fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def _loadgen(topo, loadgen, *args) -> dict:
+    cp = topo.exec(topo.client, [str(loadgen), *map(str, args)], timeout=20)
+    assert cp.returncode == 0, cp.stderr
+    return json.loads(cp.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.e2e_timeout(60)
+@pytest.mark.parametrize("mode", floor.MODES)
+def test_floor_chain_forwards_tcp_and_udp(mode, plain, runner, forward):
+    topo, loadgen = plain
+    a, b = floor.start(runner, topo, runner.workdir, forward, mode, [measure.CLOSE_PORT], [measure.UDP_PORT])
+    floor.check(topo, size=1 << 20)
+    checked = floor.check_udp(topo)
+    assert checked["datagrams_each_way"] == len(floor.CHECK_SIZES) * floor.CHECK_SOCKETS
+    time.sleep(0.2)  # the check's connection closing in both forwarders
+    before = {p.name: _fds(p.pid) for p in (a, b)}
+
+    r = _loadgen(topo, loadgen, "tcp-cc", floor.ADDRESS, measure.CLOSE_PORT, 0.5, 16)
+    assert r["completed"] > 100 and r["failed"] == 0 and r["timeouts"] == 0, r
+    # Every connection closed both of its sockets.
+    h.wait_for(lambda: all(_fds(p.pid) <= before[p.name] for p in (a, b)), 5,
+               what=f"the forwarders to close the sockets of {r['completed']:,} connections: {before} before")
+
+    r = _loadgen(topo, loadgen, "udp-rr", floor.ADDRESS, measure.UDP_PORT, 0.3, 4, 64)
+    assert r["received"] > 100 and r["lost"] == 0, r
+    # At thousands per second this opens more sockets than A keeps associations (1,024): the oldest are
+    # closed to make room, and none may be lost meanwhile.
+    r = _loadgen(topo, loadgen, "udp-new", floor.ADDRESS, measure.UDP_PORT, 0.5, 16, 64)
+    assert r["received"] > 100 and r["lost"] == 0 and r["failed"] == 0, r
+    for p in (a, b):
+        assert _fds(p.pid) <= before[p.name] + 1024, f"{p.name} holds more than 1,024 associations"
+    assert a.alive() and b.alive(), h.tail(a.log) + h.tail(b.log)
+
+
+@pytest.mark.e2e_timeout(30)
+@pytest.mark.parametrize("protocol", ("tcp", "udp"))
+def test_floor_checks_fail_when_the_forwarders_disagree(protocol, plain, runner, forward):
+    """A seals, B copies: the server gets sealed bytes, and A cannot open what comes back. Both checks
+    must refuse such a chain a figure."""
+    topo, _ = plain
+    ports = [floor.CHECK_PORT]
+    for name, ns, side, cipher in (("forward-relay", topo.relay, "relay", floor.cipher_args("floor", "relay")),
+                                   ("forward-client", topo.client, "client", floor.cipher_args("floor-aead", "client"))):
+        ready = runner.workdir / f"{name}.ready"
+        p = runner.start(name, [str(forward), *cipher, "--ready", str(ready), *floor.pairs(side, ports, ports)], ns=ns)
+        h.wait_for(lambda: ready.exists() or not p.alive(), 10, what=f"{name} to listen")
+    with pytest.raises(RuntimeError, match="the chain is broken|failed"):
+        if protocol == "tcp":
+            floor.check(topo, size=1 << 16, timeout=3)
+        else:
+            floor.check_udp(topo, timeout=1)
