@@ -56,6 +56,19 @@ MODES = ("kernel", *floor.MODES, *peers.MODES, "sluice", *socksmode.MODES)
 FLOOR_GROUPS = ("udp", "tcp_cc", "iperf")  # what a chain of two forwarders can run
 
 
+def start_loadgen_server(runner: h.Runner, loadgen, workdir: Path, topo: netns.Topology) -> h.Proc:
+    """The loadgen server every test here talks to, in the server namespace, on the tests' ports;
+    returns once it listens (an exit before that is an error with its log)."""
+    ready = workdir / "loadgen-ready.json"
+    proc = runner.start("loadgen-server", [str(loadgen), "server", "--tcp-close", str(CLOSE_PORT),
+                                           "--tcp-hold", str(HOLD_PORT), "--udp-echo", str(UDP_PORT),
+                                           "--tcp-echo", str(ECHO_PORT), "--ready", str(ready)], ns=topo.server)
+    h.wait_for(lambda: ready.exists() or not proc.alive(), 10, what="the loadgen server")
+    if not proc.alive():
+        raise RuntimeError(f"loadgen server exited:\n{h.tail(proc.log)}")
+    return proc
+
+
 @dataclass
 class Settings:
     iperf_seconds: float
@@ -160,14 +173,7 @@ class ModeRun:
             self.say(tb)
 
     def _start_servers(self) -> None:
-        ready = self.workdir / "loadgen-ready.json"
-        proc = self.runner.start("loadgen-server", [self.loadgen, "server", "--tcp-close", str(CLOSE_PORT),
-                                                    "--tcp-hold", str(HOLD_PORT), "--udp-echo", str(UDP_PORT),
-                                                    "--tcp-echo", str(ECHO_PORT),
-                                                    "--ready", str(ready)], ns=self.topo.server)
-        h.wait_for(lambda: ready.exists() or not proc.alive(), 10, what="the loadgen server")
-        if not proc.alive():
-            raise RuntimeError(f"loadgen server exited:\n{h.tail(proc.log)}")
+        start_loadgen_server(self.runner, self.loadgen, self.workdir, self.topo)
 
     # -- the tunnel ----------------------------------------------------------------------------------
     def _tunnel_up(self) -> None:

@@ -38,11 +38,7 @@ def plain(request, runner):
     request.addfinalizer(finish)
     topo.create()
     loadgen = bench.compile_c(runner.workdir, "loadgen")
-    ready = runner.workdir / "loadgen-ready.json"
-    server = runner.start("loadgen-server", [str(loadgen), "server", "--tcp-close", str(measure.CLOSE_PORT),
-                                             "--tcp-hold", str(measure.HOLD_PORT), "--udp-echo", str(measure.UDP_PORT),
-                                             "--tcp-echo", str(measure.ECHO_PORT), "--ready", str(ready)], ns=topo.server)
-    h.wait_for(lambda: ready.exists() or not server.alive(), 10, what="the loadgen server")
+    measure.start_loadgen_server(runner, loadgen, runner.workdir, topo)
     return topo, loadgen
 
 
