@@ -33,7 +33,7 @@ final class RelayWorker {
     /// Established carriers: their client, where they came from and when.
     var carriers: [ObjectIdentifier: CarrierEntry] = [:]
     var counters = RelayCounters()
-    /// Shared read buffer for destination sockets and associations (one loop, one read at a time).
+    /// Shared read buffer for destination sockets (one loop, one read at a time; associations read into `datagramReceiver`).
     var scratch = [UInt8](repeating: 0, count: 64 * 1024)
     /// What associations send to destinations, sent together after each carrier read's records.
     let outgoingDatagrams: DatagramBatch
