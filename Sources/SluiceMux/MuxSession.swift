@@ -141,6 +141,24 @@ public final class MuxSession {
         requestFlush()
     }
 
+    /// One DATA frame whose payload `fill` writes straight into the record being assembled: it gets
+    /// room for at most `maximum` bytes and one frame (`maxDataFrame`), in this record if at least a
+    /// worthwhile send's worth (16 KiB, or `maximum` if less) is left there, else in a fresh one. It
+    /// returns the bytes it wrote; zero or less frames nothing and is returned as is.
+    func encodeData<E: Error>(stream: MuxStream, upTo maximum: Int,
+                              filling fill: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E) -> Int {
+        let wanted = min(maximum, settings.maxDataFrame)
+        if record.dataPayloadSpace().count < min(wanted, MuxStream.worthwhileSend) { sealRecord() }
+        let space = record.dataPayloadSpace()
+        let room = UnsafeMutableRawBufferPointer(rebasing: space[0..<min(wanted, space.count)])
+        let n = try fill(room)
+        guard n > 0 else { return n }
+        precondition(n <= room.count, "filled \(n) bytes into a room of \(room.count)")
+        record.commitData(stream: stream.id, count: n)
+        requestFlush()
+        return n
+    }
+
     /// Encodes one whole datagram, split over frames (and records) as needed; false, encoding
     /// nothing, when the carrier budget cannot take it (docs/protocol.md §6: dropped, never queued).
     ///
