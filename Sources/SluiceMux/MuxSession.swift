@@ -75,6 +75,7 @@ public final class MuxSession {
         self.role = role
         self.settings = settings
         self.delegate = delegate
+        windowGrowthRemaining = settings.windowGrowthBudget
         record = FrameEncoder(recordBuffer)
         negotiation = FeatureNegotiation(role: role, advertised: relayFeatures, supported: settings.features)
         if let hello = negotiation.helloToSend { append(.hello(hello)) }
@@ -88,6 +89,10 @@ public final class MuxSession {
 
     /// Live streams on this carrier.
     public var streamCount: Int { streams.count }
+
+    /// Bytes the streams of this carrier may still be granted beyond their announced windows
+    /// (`ReceiveWindowTuning`); a stream gives its growth back when it closes.
+    var windowGrowthRemaining: Int
 
     /// Live UDP associations among them.
     public private(set) var associationCount = 0
@@ -309,6 +314,7 @@ public final class MuxSession {
 
     func remove(_ stream: MuxStream) {
         if stream.isAssociation && streams[stream.id] === stream { associationCount -= 1 }
+        if streams[stream.id] === stream { windowGrowthRemaining += stream.tuning.grown }
         stream.isClosed = true
         stream.handler = nil
         streams[stream.id] = nil

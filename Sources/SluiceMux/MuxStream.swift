@@ -46,8 +46,10 @@ public final class MuxStream {
     public internal(set) var sendCredit: Int
     /// The window the peer announced (OPEN, OPEN_OK): all the credit there is.
     public internal(set) var sendWindow: Int
-    /// Window we granted the peer and bytes received but not yet returned as credit.
-    let receiveWindow: Int
+    /// Window we granted the peer (grown for a bulk stream, `ReceiveWindowTuning`) and bytes received
+    /// but not yet returned as credit.
+    var receiveWindow: Int { tuning.window }
+    var tuning: ReceiveWindowTuning
     var outstanding = 0
     var creditToReturn = 0
 
@@ -67,7 +69,7 @@ public final class MuxStream {
         self.session = session
         self.sendCredit = sendCredit
         sendWindow = sendCredit
-        self.receiveWindow = receiveWindow
+        tuning = ReceiveWindowTuning(window: receiveWindow, maximum: session.settings.maxStreamWindow)
         self.isAssociation = isAssociation
     }
 
@@ -171,6 +173,11 @@ public final class MuxStream {
         guard !isClosed, count > 0 else { return }
         outstanding -= count
         creditToReturn += count
+        let growth = tuning.consumed(count, outstanding: outstanding, budget: session.windowGrowthRemaining)
+        if growth > 0 {
+            session.windowGrowthRemaining -= growth
+            creditToReturn += growth  // more than a quarter of the new window: it goes at once
+        }
         if creditToReturn >= receiveWindow / 4 { returnCredit() }
     }
 
