@@ -75,6 +75,7 @@ public final class MuxSession {
         self.role = role
         self.settings = settings
         self.delegate = delegate
+        windowGrowthRemaining = settings.windowGrowthBudget
         record = FrameEncoder(recordBuffer)
         negotiation = FeatureNegotiation(role: role, advertised: relayFeatures, supported: settings.features)
         if let hello = negotiation.helloToSend { append(.hello(hello)) }
@@ -88,6 +89,10 @@ public final class MuxSession {
 
     /// Live streams on this carrier.
     public var streamCount: Int { streams.count }
+
+    /// Bytes the streams of this carrier may still be granted beyond their announced windows
+    /// (`ReceiveWindowTuning`); a stream gives its growth back when it closes.
+    var windowGrowthRemaining: Int
 
     /// Live UDP associations among them.
     public private(set) var associationCount = 0
@@ -139,6 +144,24 @@ public final class MuxSession {
             offset += n
         }
         requestFlush()
+    }
+
+    /// One DATA frame whose payload `fill` writes straight into the record being assembled: it gets
+    /// room for at most `maximum` bytes and one frame (`maxDataFrame`), in this record if at least a
+    /// worthwhile send's worth (16 KiB, or `maximum` if less) is left there, else in a fresh one. It
+    /// returns the bytes it wrote; zero or less frames nothing and is returned as is.
+    func encodeData<E: Error>(stream: MuxStream, upTo maximum: Int,
+                              filling fill: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E) -> Int {
+        let wanted = min(maximum, settings.maxDataFrame)
+        if record.dataPayloadSpace().count < min(wanted, MuxStream.worthwhileSend) { sealRecord() }
+        let space = record.dataPayloadSpace()
+        let room = UnsafeMutableRawBufferPointer(rebasing: space[0..<min(wanted, space.count)])
+        let n = try fill(room)
+        guard n > 0 else { return n }
+        precondition(n <= room.count, "filled \(n) bytes into a room of \(room.count)")
+        record.commitData(stream: stream.id, count: n)
+        requestFlush()
+        return n
     }
 
     /// Encodes one whole datagram, split over frames (and records) as needed; false, encoding
@@ -291,6 +314,7 @@ public final class MuxSession {
 
     func remove(_ stream: MuxStream) {
         if stream.isAssociation && streams[stream.id] === stream { associationCount -= 1 }
+        if streams[stream.id] === stream { windowGrowthRemaining += stream.tuning.grown }
         stream.isClosed = true
         stream.handler = nil
         streams[stream.id] = nil

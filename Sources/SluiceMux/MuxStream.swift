@@ -46,8 +46,10 @@ public final class MuxStream {
     public internal(set) var sendCredit: Int
     /// The window the peer announced (OPEN, OPEN_OK): all the credit there is.
     public internal(set) var sendWindow: Int
-    /// Window we granted the peer and bytes received but not yet returned as credit.
-    let receiveWindow: Int
+    /// Window we granted the peer (grown for a bulk stream, `ReceiveWindowTuning`) and bytes received
+    /// but not yet returned as credit.
+    var receiveWindow: Int { tuning.window }
+    var tuning: ReceiveWindowTuning
     var outstanding = 0
     var creditToReturn = 0
 
@@ -67,7 +69,7 @@ public final class MuxStream {
         self.session = session
         self.sendCredit = sendCredit
         sendWindow = sendCredit
-        self.receiveWindow = receiveWindow
+        tuning = ReceiveWindowTuning(window: receiveWindow, maximum: session.settings.maxStreamWindow)
         self.isAssociation = isAssociation
     }
 
@@ -139,6 +141,21 @@ public final class MuxStream {
         return n
     }
 
+    /// `send(_:)` without the copy, for bytes still in a socket: `fill` writes them straight into the
+    /// record being assembled (e.g. with `read(2)`) and returns how many it wrote. It gets room for
+    /// at most `maximum` bytes — fewer where one DATA frame or the record's room ends first — and
+    /// `maximum` must be 1...`sendCapacity` (check `worthwhileSendCapacity` first). Returns what
+    /// `fill` returned; zero or less (EOF, nothing to read) sends nothing. `fill` must not touch this
+    /// session: the room is part of the record it assembles.
+    public func send<E: Error>(upTo maximum: Int,
+                               filling fill: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E) -> Int {
+        precondition(maximum >= 1 && maximum <= sendCapacity, "send(upTo: \(maximum)) with \(sendCapacity) sendable")
+        returnCredit()  // before the room is handed out: a frame appended after it would overwrite it
+        let n = try session.encodeData(stream: self, upTo: maximum, filling: fill)
+        if n > 0 { sendCredit -= n }
+        return n
+    }
+
     /// Asks for `streamCanSend` once `sendCapacity` is above zero again: for an endpoint that checks
     /// the capacity before reading its source (so it never offers bytes `send` would refuse).
     public func notifyWhenSendable() {
@@ -156,6 +173,11 @@ public final class MuxStream {
         guard !isClosed, count > 0 else { return }
         outstanding -= count
         creditToReturn += count
+        let growth = tuning.consumed(count, outstanding: outstanding, budget: session.windowGrowthRemaining)
+        if growth > 0 {
+            session.windowGrowthRemaining -= growth
+            creditToReturn += growth  // more than a quarter of the new window: it goes at once
+        }
         if creditToReturn >= receiveWindow / 4 { returnCredit() }
     }
 

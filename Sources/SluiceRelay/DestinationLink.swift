@@ -90,17 +90,25 @@ final class DestinationLink: MuxStreamHandler {
 
     // MARK: destination -> client
 
+    /// Reads the destination straight into the record the stream's carrier is assembling
+    /// (`MuxStream.send(upTo:filling:)`): no copy between the socket and the cipher.
     private func pumpToClient() {
         guard let socket else { return }
         while readable && !sawEOF && !finished {
-            let room = min(stream.worthwhileSendCapacity, worker.scratch.count)
+            let room = stream.worthwhileSendCapacity
             if room == 0 {
                 stream.notifyWhenSendable()  // streamCanSend brings us back
                 return
             }
-            let result: IOResult<Int>
+            var result: IOResult<Int> = .wouldBlock
+            var offered = 0
             do {
-                result = try worker.scratch.withUnsafeMutableBytes { try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<room])) }
+                _ = try stream.send(upTo: room) { (buffer) throws(SystemError) -> Int in
+                    offered = buffer.count
+                    result = try socket.read(into: buffer)
+                    if case .done(let n) = result { return n }
+                    return 0
+                }
             } catch {
                 fail(reason: .closed, message: "destination \(destination): \(error)")
                 return
@@ -113,12 +121,10 @@ final class DestinationLink: MuxStreamHandler {
                 stream.finish()
                 finishIfDone()
             case .done(let n):
-                let sent = worker.scratch.withUnsafeBytes { stream.send(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-                assert(sent == n, "send capacity was checked")
                 // A short read took all there was (epoll(7) on stream sockets): the next read would
                 // only say EAGAIN, and new bytes raise a new edge. Not once the peer's FIN or an
                 // error was signalled: no later edge would announce it again.
-                if n < room && !hangupSeen { readable = false }
+                if n < offered && !hangupSeen { readable = false }
             }
         }
     }

@@ -33,8 +33,14 @@ public struct RelaySettings: Sendable {
     public var logLevel = LogLevel.info
     /// Event loops (threads) that serve carriers (`--workers`); one runs on the caller's thread.
     public var workers = 1
-    /// Its `features` are what message 2 advertises (docs/protocol.md §1.1).
-    public var mux = MuxSettings()
+    /// Its `features` are what message 2 advertises (docs/protocol.md §1.1). The relay's stream windows
+    /// do not grow (`maxStreamWindow`): what a client uploads waits in the relay's memory, which all
+    /// its clients share; growth is the client's, for downloads, buffered in the client's own memory.
+    public var mux: MuxSettings = {
+        var settings = MuxSettings()
+        settings.maxStreamWindow = settings.streamWindow
+        return settings
+    }()
 
     public init(listen: SocketEndpoint, privateKey: PrivateKey, allowedClients: Set<PublicKey>, psk: PresharedKey?,
                 maxStreamsPerClient: Int, handshakeTimeoutMilliseconds: UInt64) {

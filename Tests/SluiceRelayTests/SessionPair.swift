@@ -27,9 +27,10 @@ final class SessionPair {
 
     /// `advertised`: the feature bits of message 2; `clientSees`: what the client read there (an old
     /// client ignores them).
-    init(client clientSettings: MuxSettings = MuxSettings(), advertised: CarrierFeatures = [], clientSees: CarrierFeatures? = nil) {
+    init(client clientSettings: MuxSettings = MuxSettings(), relay relaySettings: MuxSettings = MuxSettings(),
+         advertised: CarrierFeatures = [], clientSees: CarrierFeatures? = nil) {
         client = MuxSession(role: .client, settings: clientSettings, relayFeatures: clientSees ?? advertised, delegate: clientCarrier)
-        relay = MuxSession(role: .relay, relayFeatures: advertised, delegate: relayCarrier)
+        relay = MuxSession(role: .relay, settings: relaySettings, relayFeatures: advertised, delegate: relayCarrier)
     }
 
     /// Moves records both ways until none are left, telling each sender its carrier drained (unless

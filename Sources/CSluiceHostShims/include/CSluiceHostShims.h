@@ -5,3 +5,4 @@
 #include "sluice_netlink.h"
 #include "sluice_signals.h"
 #include "sluice_sdbus.h"
+#include "sluice_malloc.h"

@@ -33,8 +33,6 @@ final class RelayWorker {
     /// Established carriers: their client, where they came from and when.
     var carriers: [ObjectIdentifier: CarrierEntry] = [:]
     var counters = RelayCounters()
-    /// Shared read buffer for destination sockets (one loop, one read at a time; associations read into `datagramReceiver`).
-    var scratch = [UInt8](repeating: 0, count: 64 * 1024)
     /// What associations send to destinations, sent together after each carrier read's records.
     let outgoingDatagrams: DatagramBatch
     /// The slots every association reads its destinations' datagrams into, a burst per call (loop-confined, so one is enough).
