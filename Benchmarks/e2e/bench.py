@@ -45,6 +45,7 @@ import chart  # noqa: E402
 import floor  # noqa: E402
 import harness as h  # noqa: E402
 import measure  # noqa: E402
+import paired  # noqa: E402
 import metrics  # noqa: E402
 import netns  # noqa: E402
 import peers  # noqa: E402
@@ -168,6 +169,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--relay-arg", action="append", default=[], help="extra argument for `sluice relay` (repeatable)")
     ap.add_argument("--openvpn-arg", action="append", default=[],
                     help="extra argument for both OpenVPN ends (repeatable; --openvpn-arg=--rcvbuf --openvpn-arg=4194304)")
+    ap.add_argument("--pairs", type=int,
+                    help="paired rounds of one-stream iperf3, floor-aead and Sluice in turns, that the "
+                         "floor-aead verdicts judge (full 3, quick 1; 0: none)")
     ap.add_argument("--time-limit", type=float, help="hard limit for the whole run in seconds (full 1200, quick 360)")
     ap.add_argument("--strict", action="store_true", help="exit 3 when a target is missed")
     args = ap.parse_args(argv)
@@ -197,6 +201,8 @@ def main(argv: list[str]) -> int:
     s.client_args, s.relay_args, s.groups = args.client_arg, args.relay_arg, groups
     s.openvpn_args = args.openvpn_arg
     limit = args.time_limit or (360 if args.quick else 1200)
+    pairs = args.pairs if args.pairs is not None else (1 if args.quick else 3)
+    pairs = pairs if paired.wanted(modes, groups) else 0
 
     raise_nofile(s.flows + 4096)
     signal.signal(signal.SIGTERM, _interrupt)
@@ -222,6 +228,12 @@ def main(argv: list[str]) -> int:
         for mode in modes:
             say(f"bench: {mode} mode ({'quick' if args.quick else 'full'})")
             results[mode] = measure.ModeRun(mode, s, workdir, loadgen, say, forward).run()
+        if pairs:
+            samples, errors = paired.run(pairs, s, workdir, loadgen, say, forward)
+            for mode, figures in paired.medians(samples).items():
+                results[mode]["figures"].update(figures)
+                results[mode]["details"]["paired_rounds"] = samples[mode]
+            results["sluice"]["errors"].update(errors)
     except (KeyboardInterrupt, TimeoutError) as e:
         say(f"bench: stopped ({e}); everything it made is removed")
         return 1
@@ -245,7 +257,7 @@ def main(argv: list[str]) -> int:
         "quick": args.quick,
         "git": git,
         "machine": machine,
-        "settings": {k: v for k, v in vars(s).items()},
+        "settings": {**vars(s), "pairs": pairs},
         "modes": results,
         "metrics": rows,
     }

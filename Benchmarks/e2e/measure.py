@@ -82,6 +82,7 @@ class Settings:
     latency_seconds: float = 3.0
     settle_seconds: float = 1.0
     groups: tuple = GROUPS
+    iperf_streams: tuple = (1, 4)  # the iperf group's stream counts, each run up and down
     client_args: list = field(default_factory=list)
     relay_args: list = field(default_factory=list)
     openvpn_args: list = field(default_factory=list)  # extra arguments for both OpenVPN ends
@@ -393,7 +394,7 @@ class ModeRun:
 
     def test_iperf(self) -> None:
         """iperf3 1 and 4 streams, both ways; a failing run is recorded and the next still runs."""
-        for streams in (1, 4):
+        for streams in self.s.iperf_streams:
             for direction in ("up", "down"):
                 key = f"tcp{streams}_{direction}"
                 try:

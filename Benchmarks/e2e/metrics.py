@@ -40,10 +40,14 @@ class Metric:
         return f"{value:,.{self.digits}f}"
 
 
-AT_FLOOR = Target(">=", 0.95, "floor-aead")  # issue 17: one stream each way at ≥ 95 % of floor-aead
+# Issue 17: one stream each way at ≥ 95 % of floor-aead. Judged on the medians of the paired rounds
+# (paired.py: the two in turns, under the same load), not on the main pass, where they ran minutes apart.
+AT_FLOOR = Target(">=", 0.95, "floor-aead")
 METRICS: list[Metric] = [
-    Metric("tcp1_up_gbps", "TCP, 1 stream, up", "Gbit/s", AT_FLOOR, True, True),
-    Metric("tcp1_down_gbps", "TCP, 1 stream, down", "Gbit/s", AT_FLOOR, True, True),
+    Metric("tcp1_up_gbps", "TCP, 1 stream, up", "Gbit/s", None, True, True),
+    Metric("tcp1_up_paired_gbps", "… median of paired rounds", "Gbit/s", AT_FLOOR, True, False),
+    Metric("tcp1_down_gbps", "TCP, 1 stream, down", "Gbit/s", None, True, True),
+    Metric("tcp1_down_paired_gbps", "… median of paired rounds", "Gbit/s", AT_FLOOR, True, False),
     # Four streams no worse than one, with room for noise.
     Metric("tcp4_up_gbps", "TCP, 4 streams, up", "Gbit/s", Target(">=", 0.95, "sluice", "tcp1_up_gbps"), True, True),
     Metric("tcp4_down_gbps", "TCP, 4 streams, down", "Gbit/s",
@@ -63,8 +67,10 @@ METRICS: list[Metric] = [
            False, True, digits=0),
     # The CPU side of "at the floor": with the CPUs full, Gbit/s goes as 1 / (s/GB), so ≥ 95 % of the
     # floor's throughput needs at most 1 / 0.95 ≈ 1.05 × its CPU per GB.
-    Metric("cpu_up_s_per_gb", "CPU client+relay, 1 stream up", "s/GB", Target("<=", 1.05, "floor-aead"), False, False),
-    Metric("cpu_down_s_per_gb", "CPU client+relay, 1 stream down", "s/GB", Target("<=", 1.05, "floor-aead"),
+    Metric("cpu_up_s_per_gb", "CPU client+relay, 1 stream up", "s/GB", None, False, False),
+    Metric("cpu_up_paired_s_per_gb", "… median of paired rounds", "s/GB", Target("<=", 1.05, "floor-aead"), False, False),
+    Metric("cpu_down_s_per_gb", "CPU client+relay, 1 stream down", "s/GB", None, False, False),
+    Metric("cpu_down_paired_s_per_gb", "… median of paired rounds", "s/GB", Target("<=", 1.05, "floor-aead"),
            False, False),
     Metric("cpu_up_client_s_per_gb", "… of which the client, up", "s/GB", None, False, False),
     Metric("cpu_up_relay_s_per_gb", "… of which the relay, up", "s/GB", None, False, False),
