@@ -45,9 +45,9 @@ import chart  # noqa: E402
 import floor  # noqa: E402
 import harness as h  # noqa: E402
 import measure  # noqa: E402
-import paired  # noqa: E402
 import metrics  # noqa: E402
 import netns  # noqa: E402
+import paired  # noqa: E402
 import peers  # noqa: E402
 import socksmode  # noqa: E402
 
@@ -233,7 +233,7 @@ def main(argv: list[str]) -> int:
             for mode, figures in paired.medians(samples).items():
                 results[mode]["figures"].update(figures)
                 results[mode]["details"]["paired_rounds"] = samples[mode]
-            results["sluice"]["errors"].update(errors)
+            results["sluice"]["errors"].update(errors)  # each names its turn and mode
     except (KeyboardInterrupt, TimeoutError) as e:
         say(f"bench: stopped ({e}); everything it made is removed")
         return 1

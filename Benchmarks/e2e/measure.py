@@ -393,7 +393,7 @@ class ModeRun:
             self.say(f"  [{self.mode}] {key}, 1 in flight: {r['rate']:,.0f}/s = {1e6 / r['rate']:,.0f} µs each")
 
     def test_iperf(self) -> None:
-        """iperf3 1 and 4 streams, both ways; a failing run is recorded and the next still runs."""
+        """iperf3 with each of `iperf_streams` (1 and 4), both ways; a failing run is recorded and the next still runs."""
         for streams in self.s.iperf_streams:
             for direction in ("up", "down"):
                 key = f"tcp{streams}_{direction}"
