@@ -313,8 +313,11 @@ public final class MuxSession {
     }
 
     func remove(_ stream: MuxStream) {
-        if stream.isAssociation && streams[stream.id] === stream { associationCount -= 1 }
-        if streams[stream.id] === stream { windowGrowthRemaining += stream.tuning.grown }
+        // Only the registered stream counts: a closed stream's id may be looked up again.
+        if streams[stream.id] === stream {
+            if stream.isAssociation { associationCount -= 1 }
+            windowGrowthRemaining += stream.tuning.grown
+        }
         stream.isClosed = true
         stream.handler = nil
         streams[stream.id] = nil

@@ -36,7 +36,10 @@ public struct RelaySettings: Sendable {
     /// Its `features` are what message 2 advertises (docs/protocol.md §1.1). The relay's stream windows
     /// do not grow (`maxStreamWindow`): what a client uploads waits in the relay's memory, which all
     /// its clients share; growth is the client's, for downloads, buffered in the client's own memory.
-    public var mux: MuxSettings = {
+    public var mux = RelaySettings.defaultMux
+
+    /// `mux`'s default: MuxSettings' with windows that stay at `streamWindow`.
+    public static let defaultMux: MuxSettings = {
         var settings = MuxSettings()
         settings.maxStreamWindow = settings.streamWindow
         return settings

@@ -19,9 +19,7 @@ final class BenchEndpointTests: XCTestCase {
         var settings = MuxSettings()
         settings.streamWindow = clientWindow
         settings.maxStreamWindow = clientWindow
-        var relay = MuxSettings()
-        relay.maxStreamWindow = relay.streamWindow
-        pair = SessionPair(client: settings, relay: relay)
+        pair = SessionPair(client: settings, relay: RelaySettings.defaultMux)
         pair.relayCarrier.onRequest = { [unowned self] stream, destination in
             switch BenchEndpoint.route(destination, enabled: self.benchEnabled) {
             case .destination:
