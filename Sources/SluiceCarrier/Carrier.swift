@@ -170,7 +170,9 @@ public final class Carrier: MuxSessionDelegate {
         }
         let deadline = MonotonicClock.nanoseconds() + Self.readSliceNanoseconds
         // Records already read come first: the last slice may have stopped inside them.
-        guard deliverRecords(until: deadline) else {
+        let finished = deliverRecords(until: deadline)
+        onRecordsDelivered?()
+        guard finished else {
             readInNextTurn()
             return
         }
@@ -281,8 +283,11 @@ public final class Carrier: MuxSessionDelegate {
     /// Client side: the relay offered a UDP path with this index (UDP_PATH).
     public var onUDPPathOffer: ((UInt32) -> Void)?
 
-    /// Called after the records of one read from the socket were handled: where output that their
-    /// frames caused, held to go out together, is sent (the relay's `DatagramBatch`).
+    /// Called after the records of one read from the socket were handled, or a slice of them: where
+    /// output that their frames caused, held to go out together, is sent (the relay's
+    /// `DatagramBatch`, its destination writes). The bytes handed to stream handlers since the last
+    /// call are still in place until it returns: the carrier reads into its record buffer again only
+    /// after it.
     public var onRecordsDelivered: (() -> Void)?
 
     /// Relay side: how many milliseconds this carrier must wait before it reads on — its client opened

@@ -68,8 +68,9 @@ public final class RecordOpener {
 
     /// The next complete record's plaintext, or nil when more bytes are needed.
     ///
-    /// The returned bytes live in the opener's buffer and stay valid until the next call on this
-    /// opener; copy or consume them before that.
+    /// The returned bytes live in the opener's buffer and stay valid until the next `receive` or
+    /// `feed` (only those move or overwrite what the buffer holds): every record opened since then is
+    /// still in place.
     /// - Throws: `badLength` for a decoded length of 0 or above 65519, `authenticationFailed`,
     ///   `counterExhausted`; each is final.
     public func nextRecord() throws(RecordError) -> UnsafeRawBufferPointer? {

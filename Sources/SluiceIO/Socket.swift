@@ -55,6 +55,22 @@ public struct Socket: Sendable {
         try syscallRetrying("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// Writes the spans in order with one `sendmsg`, as one `write` of their concatenation would;
+    /// returns the bytes taken (a partial write may end inside any span). At most `maximumSpans`.
+    public func write(gathering spans: [UnsafeRawBufferPointer]) throws(SystemError) -> IOResult<Int> {
+        precondition(spans.count <= Self.maximumSpans, "\(spans.count) spans in one write, at most \(Self.maximumSpans)")
+        var vectors = spans.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+        return try vectors.withUnsafeMutableBufferPointer { (v) throws(SystemError) -> IOResult<Int> in
+            var message = msghdr()
+            message.msg_iov = v.baseAddress
+            message.msg_iovlen = v.count
+            return try syscallRetrying("sendmsg") { Glibc.sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }
+        }
+    }
+
+    /// The most spans `write(gathering:)` takes, well under the kernel's UIO_MAXIOV (1,024).
+    public static let maximumSpans = 128
+
     /// The address and port the socket is bound to (`getsockname`): a listener's port when it was
     /// bound to port 0.
     public func localEndpoint() throws(SystemError) -> SocketEndpoint {

@@ -6,7 +6,8 @@ public protocol MuxStreamHandler: AnyObject {
     /// Client side: the relay reached the destination (OPEN_OK).
     func streamDidOpen(_ stream: MuxStream)
     /// Bytes from the peer. The handler must take them all (buffering what it cannot pass on yet: the
-    /// window bounds it) and call `consumed(_:)` as they leave toward the next hop.
+    /// window bounds it) and call `consumed(_:)` as they leave toward the next hop. They are valid
+    /// during the call; where the session is a `Carrier`'s, until its `onRecordsDelivered`.
     func stream(_ stream: MuxStream, didReceive data: UnsafeRawBufferPointer)
     /// The peer will send no more data (FIN), after everything already delivered.
     func streamDidReceiveFIN(_ stream: MuxStream)

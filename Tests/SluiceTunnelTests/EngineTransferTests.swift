@@ -1,3 +1,5 @@
+import Glibc
+import SluiceIO
 import SluiceTunnel
 import SluiceWire
 import XCTest
@@ -58,6 +60,43 @@ final class EngineTransferTests: XCTestCase {
         XCTAssertTrue(harness.run(until: { app.isDone }, timeoutMilliseconds: 30_000))
         XCTAssertEqual(sha256(app.received), sha256(upload))
         XCTAssertGreaterThan(harness.engine.statistics().events["super-packets"] ?? 0, 0, "the engine joined segments")
+    }
+
+    /// A destination that reads nothing for a while: once its window and the relay's send buffer
+    /// (4 MiB at most, tcp_wmem) are full, the relay's writes stop part-way, inside a carrier read's
+    /// frames (`DestinationLink.writeHeld`), and what it keeps goes out later, in order, before the FIN.
+    func testAnUploadToADestinationThatStallsArrivesIntactAndInOrder() throws {
+        harness.waitConnected()
+        let listener = try Socket.listen(on: SocketEndpoint(address: harness.host, port: 0))
+        defer { listener.close() }
+        // A small receive buffer, set before the connection exists so that the window stays small.
+        try listener.setOption(SOL_SOCKET, SO_RCVBUF, 4096, "SO_RCVBUF")
+        let upload = content(8 << 20, seed: 3)
+        let app = harness.connectTCP(to: try listener.localEndpoint())
+        var server: Socket?
+        XCTAssertTrue(harness.run {
+            if server == nil, case .done(let (s, _))? = try? listener.accept() { server = s }
+            return server != nil && app.state == .established
+        }, "the destination accepted the relay's connection")
+        guard let server else { return }
+        defer { server.close() }
+        app.write(upload)
+        app.shutdownWrite()
+        // Nothing read for a second: the relay holds what the destination's window does not take.
+        _ = harness.run(until: { false }, timeoutMilliseconds: 1_000)
+        var received: [UInt8] = []
+        var sawEOF = false
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        try harness.loop.register(fd: server.fd, events: [.readable, .readHangup]) { _ in
+            while !sawEOF, case .done(let n)? = try? buffer.withUnsafeMutableBytes({ try server.read(into: $0) }) {
+                if n == 0 { sawEOF = true } else { received += buffer[0..<n] }
+            }
+        }
+        defer { harness.loop.deregister(fd: server.fd) }
+        XCTAssertTrue(harness.run(until: { sawEOF }, timeoutMilliseconds: 30_000),
+                      "the FIN arrived: \(received.count) of \(upload.count) bytes")
+        XCTAssertEqual(received.count, upload.count)
+        XCTAssertEqual(sha256(received), sha256(upload), "every byte, in order")
     }
 
     func testRefusedDestinationGivesTheApplicationARST() throws {

@@ -38,6 +38,8 @@ final class RelayWorker {
     /// The slots every association reads its destinations' datagrams into, a burst per call (loop-confined, so one is enough).
     let datagramReceiver = DatagramReceiver()
     var links: [ObjectIdentifier: DestinationLink] = [:]
+    /// Links holding bytes of the carrier read being delivered, written when it has been (`DestinationLink.writeHeld`).
+    private var linksHoldingBytes: [DestinationLink] = []
     /// Streams served by the built-in bench endpoints (`RelayWorker+Bench.swift`).
     var benches: [ObjectIdentifier: BenchEndpoint] = [:]
     var associations: [ObjectIdentifier: AssociationLink] = [:]
@@ -87,7 +89,7 @@ final class RelayWorker {
         }
         carriers[ObjectIdentifier(carrier)] = CarrierEntry(carrier: carrier, client: id, peer: handover.peer, since: handover.since)
         carrier.onStreamRequest = { [unowned self] stream, destination in self.open(stream, to: destination, client: id) }
-        carrier.onRecordsDelivered = { [unowned self] in self.outgoingDatagrams.flush() }
+        carrier.onRecordsDelivered = { [unowned self] in self.recordsDelivered() }
         carrier.readDelay = { [unowned self] in self.openDelay(id) }
         if udpPath != nil && carrier.pathKeys != nil {
             carrier.onFeaturesNegotiated = { [unowned self, unowned carrier] features in
@@ -100,6 +102,17 @@ final class RelayWorker {
             Log.info("carrier \(carrier.label) down: \(end)", "relay")
         }
         Log.info("carrier \(handover.label) up" + (directory.map { $0.count > 1 ? " on worker \(index)" : "" } ?? ""), "relay")
+    }
+
+    /// `link` holds bytes of the carrier read being delivered: written once its records are.
+    func writeWhenDelivered(_ link: DestinationLink) { linksHoldingBytes.append(link) }
+
+    /// A carrier delivered one read's records: what their frames queued goes out, before the carrier
+    /// reads again into the buffer the held bytes are in.
+    private func recordsDelivered() {
+        for link in linksHoldingBytes { link.writeHeld() }
+        linksHoldingBytes.removeAll(keepingCapacity: true)
+        outgoingDatagrams.flush()
     }
 
     /// Milliseconds `client`'s carriers on this worker wait before reading on (`openDebt`).
