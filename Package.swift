@@ -75,16 +75,16 @@ let package = Package(
             // As for sluice: lwIP's checksum resolves to CSluiceShims/checksum.c, so the lwip suite measures what sluice runs.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
 
-        // What several test targets share: generators, in-memory carriers and session pairs.
+        // What several test targets share: generators, hex fixtures, TCP segments.
         .target(name: "SluiceTestSupport", dependencies: ["SluiceWire"], path: "Tests/SluiceTestSupport"),
         .testTarget(name: "SluiceWireTests", dependencies: ["SluiceWire", "SluiceTestSupport"]),
         .testTarget(name: "SluiceIOTests", dependencies: ["SluiceIO", "SluiceLoop", "SluiceWire", "SluiceSystem", "SluiceTestSupport"]),
         .testTarget(name: "SluiceJSONTests", dependencies: ["SluiceJSON"]),
         .testTarget(name: "SluiceBase64Tests", dependencies: ["SluiceBase64"]),
         .testTarget(name: "SluiceCryptoTests", dependencies: ["SluiceCrypto", "SluiceIO", "SluiceTestSupport", "CSodium"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceWire"]),
-        .testTarget(name: "SluiceSocksTests", dependencies: ["SluiceSocks", "SluiceWire"]),
-        .testTarget(name: "SluiceProxyProtocolTests", dependencies: ["SluiceProxyProtocol", "SluiceWire"]),
+        .testTarget(name: "SluiceMuxTests", dependencies: ["SluiceMux", "SluiceWire", "SluiceTestSupport"]),
+        .testTarget(name: "SluiceSocksTests", dependencies: ["SluiceSocks", "SluiceWire", "SluiceTestSupport"]),
+        .testTarget(name: "SluiceProxyProtocolTests", dependencies: ["SluiceProxyProtocol", "SluiceWire", "SluiceTestSupport"]),
         .testTarget(name: "SluiceProxyTests", dependencies: ["SluiceProxy", "SluiceMux"]),
         .testTarget(name: "SluiceHostTests", dependencies: ["SluiceHost", "CSluiceHostShims", "SluiceSystem", "SluiceWire"]),
         .testTarget(name: "SluiceConfigTests", dependencies: ["SluiceConfig", "SluiceWire"]),
@@ -93,7 +93,7 @@ let package = Package(
         .testTarget(name: "SluiceBenchTests", dependencies: ["SluiceBench", "SluiceWire"]),
         .testTarget(name: "SluiceLoopTests", dependencies: ["SluiceLoop"]),
         .testTarget(name: "SluiceLogTests", dependencies: ["SluiceLog"]),
-        .testTarget(name: "SluiceCarrierTests", dependencies: ["SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceWire"]),
+        .testTarget(name: "SluiceCarrierTests", dependencies: ["SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceWire", "SluiceTestSupport"]),
         .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceTestSupport"]),
         .testTarget(name: "SluiceRelayTests", dependencies: ["SluiceRelay", "SluiceMux", "SluiceWire", "SluiceLoop", "SluiceIO", "SluiceCrypto", "SluiceProxyProtocol"]),
     ]

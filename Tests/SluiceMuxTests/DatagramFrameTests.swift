@@ -1,3 +1,4 @@
+import SluiceTestSupport
 import SluiceWire
 import XCTest
 

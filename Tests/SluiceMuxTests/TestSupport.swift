@@ -1,14 +1,8 @@
+import SluiceTestSupport
 import SluiceWire
 import XCTest
 
 @testable import SluiceMux
-
-/// Bytes from hex text; spaces and newlines are ignored.
-func hex(_ text: String) -> [UInt8] {
-    let digits = text.filter { !$0.isWhitespace }.map { UInt8(String($0), radix: 16)! }
-    precondition(digits.count % 2 == 0, "odd number of hex digits")
-    return stride(from: 0, to: digits.count, by: 2).map { digits[$0] << 4 | digits[$0 + 1] }
-}
 
 /// A control or DATA frame with DATA's payload copied out, so results can be compared after the
 /// record buffer is gone.

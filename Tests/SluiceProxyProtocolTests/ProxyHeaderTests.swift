@@ -1,4 +1,5 @@
 import SluiceProxyProtocol
+import SluiceTestSupport
 import SluiceWire
 import XCTest
 
@@ -118,17 +119,6 @@ final class ProxyHeaderTests: XCTestCase {
         let expected = ProxyHeader(version: .v2, addresses: .init(source: endpoint("127.0.0.1:43210"), destination: endpoint("127.0.0.1:17000")))
         try assertDecodes(captured, expected, trailer: Array("X".utf8))
         XCTAssertEqual(expected.encoded(), captured)
-    }
-
-    private func hex(_ text: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var i = text.startIndex
-        while i < text.endIndex {
-            let next = text.index(i, offsetBy: 2)
-            out.append(UInt8(text[i..<next], radix: 16)!)
-            i = next
-        }
-        return out
     }
 
     func testV2IPv6() throws {

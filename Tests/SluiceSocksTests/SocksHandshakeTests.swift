@@ -1,4 +1,5 @@
 import SluiceSocks
+import SluiceTestSupport
 import SluiceWire
 import XCTest
 

@@ -1,6 +1,8 @@
 // Real packets, written out as hex. Each was built by hand field by field and checked with
 // `text2pcap -l 101` + `tshark -o tcp.check_checksum:TRUE ...`: tshark decodes every field as named
 // here and reports every checksum "Good".
+import SluiceTestSupport
+
 enum Fixture {
     /// IPv4 TCP SYN 10.0.0.2:54321 → 93.184.216.34:443, id 0x1c46, DF, TTL 64, seq 0x12345678,
     /// window 64240, options MSS 1460, SACK permitted, timestamps 1000/0, NOP, window scale 7

@@ -1,6 +1,8 @@
 // Whole packets and their fragments, written out as hex. Built field by field and checked with
 // `text2pcap -l 101` + `tshark -o ip.check_checksum:TRUE -o udp.check_checksum:TRUE -V`: tshark
 // reassembles each pair of fragments and finds the UDP checksum of the whole datagram correct.
+import SluiceTestSupport
+
 extension Fixture {
     /// IPv4 UDP 93.184.216.34:53 → 10.0.0.2:40000, id 0x0102, DF, TTL 64, "reply!". What `UDPPacket`
     /// writes. IP checksum 0xf9ec, UDP checksum 0xc78c.

@@ -1,6 +1,8 @@
 // ICMP and ICMPv6 packets written out as hex, built field by field and checked with
 // `text2pcap -l 101` + `tshark -o ip.check_checksum:TRUE -V`: every field decodes as named and every
 // checksum (outer and quoted) is "correct".
+import SluiceTestSupport
+
 extension Fixture {
     /// IPv4 echo request 10.0.0.2 → 93.184.216.34, TOS 0x10, id 0xbeef, DF, identifier 0x1234,
     /// sequence 1, data "sluice ping" (11 bytes, odd). IP checksum 0x3bfa, ICMP checksum 0xa8b0.

@@ -1,3 +1,4 @@
+import SluiceTestSupport
 import XCTest
 
 @testable import SluiceWire

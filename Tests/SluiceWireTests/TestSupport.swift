@@ -3,13 +3,6 @@ import XCTest
 
 @testable import SluiceWire
 
-/// Bytes from hex text; spaces and newlines are ignored.
-func hex(_ text: String) -> [UInt8] {
-    let digits = text.filter { !$0.isWhitespace }.map { UInt8(String($0), radix: 16)! }
-    precondition(digits.count % 2 == 0, "odd number of hex digits")
-    return stride(from: 0, to: digits.count, by: 2).map { digits[$0] << 4 | digits[$0 + 1] }
-}
-
 /// Asserts that `body` throws exactly `expected`.
 func assertThrows<T>(
     _ expected: WireError, _ message: @autoclosure () -> String = "", file: StaticString = #filePath,
