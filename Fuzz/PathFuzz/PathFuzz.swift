@@ -3,7 +3,8 @@
 //
 // The input is one received packet. Beyond "never traps": a header that parses emits the same 16
 // bytes; the bytes after it, taken as the plaintext of each kind, decode or fail cleanly, and what
-// decodes re-encodes to the same bytes (a probe's padding as zeros, so only when it was zeros). And
+// decodes re-encodes to the same bytes (a probe's padding as zeros, so only when it was zeros; a
+// bundle entry by entry, every one it counted). And
 // the input, read as a sequence of counters, drives the replay window against a plain model of it:
 // a set of the counters accepted and the newest one.
 @testable import SluiceCrypto
@@ -15,7 +16,7 @@ public func pathFuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard size <= 65_535 else { return 0 }  // no UDP payload is longer
     let packet = UnsafeRawBufferPointer(start: data, count: size)
     decodePacket(packet)
-    for kind in [PathHeader.Kind.datagram, .probe, .probeReply] { decodePlaintext(kind, packet) }
+    for kind in [PathHeader.Kind.datagram, .probe, .probeReply, .bundle] { decodePlaintext(kind, packet) }
     replayWindow(packet)
     return 0
 }
@@ -49,8 +50,24 @@ private func decodePlaintext(_ kind: PathHeader.Kind, _ plaintext: UnsafeRawBuff
         let n = out.withUnsafeMutableBytes { PathMessage.encodeDatagram(stream: stream, endpoint: endpoint, payload: payload, into: $0) }
         precondition(n == plaintext.count, "a datagram re-encodes to another length")
         precondition(out.prefix(plaintext.count).elementsEqual(plaintext), "a datagram re-encodes to other bytes")
+    case .bundle(let entries):
+        precondition(kind == .bundle && entries.count > 0)
+        var at = 0
+        var seen = 0
+        for entry in entries {
+            let n = out.withUnsafeMutableBytes { buffer in
+                PathMessage.encodeBundleEntry(stream: entry.stream, endpoint: entry.endpoint, payload: entry.payload,
+                                              into: UnsafeMutableRawBufferPointer(rebasing: buffer[at...]))
+            }
+            precondition(n != nil, "a bundle's entry does not re-encode")
+            at += n!
+            seen += 1
+        }
+        precondition(seen == entries.count, "a bundle yields another number of datagrams than it counted")
+        precondition(at == plaintext.count && out.prefix(at).elementsEqual(plaintext), "a bundle re-encodes to other bytes")
     case .probe(let opaque, let length):
-        precondition(kind != .datagram && length == plaintext.count)
+        precondition(kind == .probe || kind == .probeReply)
+        precondition(length == plaintext.count)
         let n = out.withUnsafeMutableBytes { PathMessage.encodeProbe(opaque: opaque, length: length, into: $0) }
         precondition(n == length, "a probe re-encodes to another length")
         if plaintext.dropFirst(PathMessage.probeMinimum).allSatisfy({ $0 == 0 }) {

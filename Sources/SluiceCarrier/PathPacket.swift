@@ -4,7 +4,7 @@ import SluiceMux
 /// Building and taking back the UDP path's packets (docs/protocol.md §8) where they are sent from,
 /// for both ends (the client's `UDPPathClient`, the relay's `RelayUDPPath`): they seal each packet
 /// straight into their `DatagramBatch` and, should the kernel refuse its size when the batch goes
-/// out, put its datagram on the carrier instead.
+/// out, put its datagrams on the carrier instead.
 public enum PathPacket {
     /// Writes a packet of `kind` into `room`: the header, the plaintext `body` writes (it returns its
     /// length, or nil for no packet) and the tag, sealed with `sealer` under `counter`. Returns the
@@ -18,24 +18,30 @@ public enum PathPacket {
     }
 
     /// What became of a packet the kernel refused to send for its size (EMSGSIZE: the path MTU fell).
-    public enum Refused {
-        /// It was a datagram and went on the carrier, as one too big for the path goes.
-        case carried
-        /// It was a datagram the carrier could not take either (budget full, association gone).
-        case dropped
-        /// It was a probe: nothing to carry.
-        case probe
+    public struct Refused: Equatable, Sendable {
+        /// Datagrams it held: one for a DATAGRAM, several for a BUNDLE, none for a probe.
+        public var datagrams: Int
+        /// Those that went on the carrier, as one too big for the path goes; the others the carrier
+        /// could not take either (budget full, association gone).
+        public var carried: Int
     }
 
     /// Takes back a packet this end sealed with `sealer` (the same key opens it) and puts its
-    /// datagram on `session`'s carrier, so that a datagram the path accepted is not lost for a size
+    /// datagrams on `session`'s carrier, so that a datagram the path accepted is not lost for a size
     /// the kernel learnt of only when the batch was sent.
     public static func carryRefused(_ packet: UnsafeMutableRawBufferPointer, sealer: PathCipher, on session: MuxSession) -> Refused {
-        guard let header = try? PathHeader(parsing: UnsafeRawBufferPointer(packet)), header.kind == .datagram,
+        guard let header = try? PathHeader(parsing: UnsafeRawBufferPointer(packet)), header.kind == .datagram || header.kind == .bundle,
               let length = sealer.open(packet, headerLength: PathHeader.length, counter: header.counter),
-              case .datagram(let stream, let endpoint, let payload)? =
-                try? PathMessage.decode(.datagram, UnsafeRawBufferPointer(rebasing: packet[PathHeader.length..<PathHeader.length + length]))
-        else { return .probe }
-        return session.sendDatagramOnCarrier(stream: stream, endpoint: endpoint, payload: payload) ? .carried : .dropped
+              let message = try? PathMessage.decode(header.kind, UnsafeRawBufferPointer(rebasing: packet[PathHeader.length..<PathHeader.length + length]))
+        else { return Refused(datagrams: 0, carried: 0) }
+        switch message {
+        case .datagram(let stream, let endpoint, let payload):
+            return Refused(datagrams: 1, carried: session.sendDatagramOnCarrier(stream: stream, endpoint: endpoint, payload: payload) ? 1 : 0)
+        case .bundle(let entries):
+            let carried = entries.filter { session.sendDatagramOnCarrier(stream: $0.stream, endpoint: $0.endpoint, payload: $0.payload) }.count
+            return Refused(datagrams: entries.count, carried: carried)
+        case .probe:
+            return Refused(datagrams: 0, carried: 0)
+        }
     }
 }

@@ -18,14 +18,20 @@ public struct CarrierFeatures: OptionSet, Hashable, Sendable, CustomStringConver
     /// carrier.
     public static let udpPath = CarrierFeatures(rawValue: 1 << 1)
 
+    /// Bit 2: a UDP path packet may carry several datagrams (BUNDLE, docs/protocol.md §8), so the
+    /// datagrams one loop turn has for the path share a packet and its AEAD instead of paying one
+    /// each. Meaningful only beside bit 1; without it every path packet holds one datagram.
+    public static let udpPathBundles = CarrierFeatures(rawValue: 1 << 2)
+
     /// What this build implements: what its relay advertises and its client offers in HELLO.
-    public static let implemented: CarrierFeatures = [.policyRefusals, .udpPath]
+    public static let implemented: CarrierFeatures = [.policyRefusals, .udpPath, .udpPathBundles]
 
     /// `policy-refusals`, `none`, or the names followed by unknown bits in hex (`policy-refusals+0x80`).
     public var description: String {
         var names: [String] = []
         if contains(.policyRefusals) { names.append("policy-refusals") }
         if contains(.udpPath) { names.append("udp-path") }
+        if contains(.udpPathBundles) { names.append("udp-path-bundles") }
         let unknown = subtracting(.implemented).rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return names.isEmpty ? "none" : names.joined(separator: "+")

@@ -22,12 +22,16 @@ public struct PathHeader: Hashable, Sendable {
         case probe = 2
         /// Relay → client: the probe's `opaque`, padded to the probe's length.
         case probeReply = 3
+        /// Several datagrams of the carrier's associations, each a `length` u16 and a DATAGRAM
+        /// plaintext (`PathMessage.bundle`); only where feature bit 2 is in effect.
+        case bundle = 4
 
         public var description: String {
             switch self {
             case .datagram: return "DATAGRAM"
             case .probe: return "PROBE"
             case .probeReply: return "PROBE_REPLY"
+            case .bundle: return "BUNDLE"
             }
         }
     }
@@ -86,6 +90,9 @@ public enum PathPacketError: Error, Hashable, Sendable, CustomStringConvertible 
     case badDatagram
     /// An endpoint address type other than 1 (IPv4) or 4 (IPv6).
     case badAddressType(UInt8)
+    /// A BUNDLE whose entries do not add up to its plaintext: a length running past the end, or an
+    /// entry shorter than a DATAGRAM's stream id and endpoint.
+    case badBundle
 
     public var description: String {
         switch self {
@@ -94,6 +101,7 @@ public enum PathPacketError: Error, Hashable, Sendable, CustomStringConvertible 
         case .reservedBytesSet: return "UDP path packet with reserved header bytes set"
         case .badDatagram: return "UDP path DATAGRAM without a stream id and endpoint, or on stream 0"
         case .badAddressType(let t): return "UDP path DATAGRAM with address type \(t): expected 1 (IPv4) or 4 (IPv6)"
+        case .badBundle: return "UDP path BUNDLE whose entry lengths do not add up to its plaintext, or with an entry too short for a datagram"
         }
     }
 }

@@ -78,10 +78,11 @@ public final class RelayServer {
                  + (workers.count > 1 ? ", \(workers.count) workers" : ""), "relay")
     }
 
-    /// Message 2 advertises the settings' features, less the UDP path when its socket is missing.
+    /// Message 2 advertises the settings' features, less the UDP path (and its bundles) when its
+    /// socket is missing.
     static func responder(for settings: RelaySettings, udpPath: Bool) -> SluiceResponder {
         var features = settings.mux.features
-        if !udpPath { features.remove(.udpPath) }
+        if !udpPath { features.subtract([.udpPath, .udpPathBundles]) }
         return SluiceResponder(localStatic: settings.privateKey, psk: settings.psk, features: features.rawValue)
     }
 

@@ -38,8 +38,9 @@ NAMES = {1: "OPEN", 2: "OPEN_OK", 3: "DATA", 4: "CREDIT", 5: "FIN", 6: "RESET", 
 CLOSED, REFUSED, UNREACHABLE, TIMED_OUT, LIMIT, PROTOCOL_ERROR, FORBIDDEN = range(7)
 FEATURE_POLICY_REFUSALS = 1
 FEATURE_UDP_PATH = 2
+FEATURE_UDP_PATH_BUNDLES = 4
 # UDP path packet kinds (§8).
-PATH_DATAGRAM, PATH_PROBE, PATH_PROBE_REPLY = 1, 2, 3
+PATH_DATAGRAM, PATH_PROBE, PATH_PROBE_REPLY, PATH_BUNDLE = 1, 2, 3, 4
 
 
 def _hmac(key: bytes, data: bytes) -> bytes:
@@ -362,6 +363,24 @@ class UDPPath:
 
     def datagram(self, stream: int, host: str, port: int, data: bytes) -> bytes:
         return self.seal(PATH_DATAGRAM, struct.pack(">I", stream) + endpoint_bytes(host, port) + data)
+
+    def bundle(self, datagrams: list[tuple[int, str, int, bytes]]) -> bytes:
+        """A BUNDLE (kind 4): each (stream, host, port, data) as a length and a DATAGRAM plaintext."""
+        entries = [struct.pack(">I", s) + endpoint_bytes(h, p) + d for s, h, p, d in datagrams]
+        return self.seal(PATH_BUNDLE, b"".join(struct.pack(">H", len(e)) + e for e in entries))
+
+    @staticmethod
+    def datagrams(kind: int, plaintext: bytes) -> list[tuple[int, bytes, bytes]]:
+        """(stream, endpoint bytes, data) of each datagram a DATAGRAM or BUNDLE plaintext holds
+        (IPv4 endpoints: 7 bytes)."""
+        entries = [plaintext]
+        if kind == PATH_BUNDLE:
+            entries, at = [], 0
+            while at < len(plaintext):
+                n, = struct.unpack(">H", plaintext[at:at + 2])
+                entries.append(plaintext[at + 2:at + 2 + n])
+                at += 2 + n
+        return [(struct.unpack(">I", e[:4])[0], e[4:11], e[11:]) for e in entries]
 
 
 def _recv_exactly(s: socket.socket, n: int) -> bytes:

@@ -321,6 +321,79 @@ def test_udp_path_spoken_by_hand(runner, topology, servers):
         s.close()
 
 
+@pytest.mark.sluice
+@pytest.mark.e2e_timeout(90)
+def test_udp_path_bundles_spoken_by_hand(runner, topology, servers):
+    """sluiceproto.py again, for bit 2 (docs/protocol.md §8, item 10): a client whose HELLO has it
+    sends one BUNDLE of three datagrams, each of its own association; the relay delivers all three
+    and their answers come back on the path (as BUNDLEs or DATAGRAMs: whatever the relay had at
+    once). A sealed BUNDLE whose entry runs past its end is dropped whole and counted; a BUNDLE from
+    a client whose HELLO lacked bit 2 is dropped without an answer."""
+    wd = runner.workdir
+    relay_key, client_key = h.make_keypair(wd, "relay"), h.make_keypair(wd, "client")
+    control = wd / "relay.sock"
+    relay = runner.start("relay", h.relay_argv(relay_key, [client_key.public], extra=["--control", str(control)]),
+                         ns=topology.relay)
+    h.wait_relay_listening(topology, relay)
+
+    def path_for(bits):
+        c = _carrier(topology, relay_key, client_key, hello=bits)
+        offers = [p for t, _, p in _frames_until(c, sp.UDP_PATH, 3.0) if t == sp.UDP_PATH]
+        assert offers, "no UDP_PATH after HELLO with bit 1"
+        path = sp.UDPPath(c, struct.unpack(">I", offers[0])[0])
+        u = topology.socket(topology.client, socket.AF_INET, socket.SOCK_DGRAM)
+        u.connect((netns.RELAY_CLIENT_SIDE_V4, h.RELAY_PORT))
+        u.settimeout(2)
+        u.send(path.probe(1, padding=1400))  # the relay sends no packet larger than this probe
+        assert path.open(u.recv(65535))[0] == sp.PATH_PROBE_REPLY
+        sids = [c.open(netns.SERVER_V4, h.UDP_PORT, window=0, proto=17) for _ in range(3)]
+        assert all(c.wait_stream(sid)[0] == "OPEN_OK" for sid in sids)
+        c.send_frames([sp.frame(sp.UDP_PATH_USE, 0, b"\x01")])
+        return c, path, u, sids
+
+    def relay_counters():
+        cp = topology.exec(topology.relay, [h.sluice_bin(), "status", "--relay", "--control", str(control), "--json"], timeout=20)
+        stats = json.loads(cp.stdout)["relays"][0]["statistics"]
+        return stats["drops"], stats["events"]
+
+    c, path, u, sids = path_for(sp.FEATURE_POLICY_REFUSALS | sp.FEATURE_UDP_PATH | sp.FEATURE_UDP_PATH_BUNDLES)
+    assert c.features & sp.FEATURE_UDP_PATH_BUNDLES, "the relay advertises bundles in message 2"
+    time.sleep(0.2)  # UDP_PATH_USE is on the carrier, the bundle on the path: let it arrive first
+    u.send(path.bundle([(sid, netns.SERVER_V4, h.UDP_PORT, b"E bundled %d" % i) for i, sid in enumerate(sids)]))
+    answers = {}
+    while len(answers) < 3:
+        kind, _, plaintext = path.open(u.recv(65535))
+        assert kind in (sp.PATH_DATAGRAM, sp.PATH_BUNDLE), kind
+        for stream, endpoint, data in sp.UDPPath.datagrams(kind, plaintext):
+            assert endpoint == sp.endpoint_bytes(netns.SERVER_V4, h.UDP_PORT)
+            answers[stream] = data
+    assert sorted(answers) == sorted(sids)
+    for i, sid in enumerate(sids):
+        assert answers[sid].startswith(b"e") and answers[sid].endswith(b" bundled %d" % i), answers[sid]
+    drops, events = relay_counters()
+    assert events.get("udp-path-datagrams-in") == 3 and events.get("udp-path-datagrams-out") == 3, events
+
+    entry = struct.pack(">I", sids[0]) + sp.endpoint_bytes(netns.SERVER_V4, h.UDP_PORT) + b"E cut"
+    u.send(path.seal(sp.PATH_BUNDLE, struct.pack(">H", len(entry) + 5) + entry))  # runs 5 bytes past the end
+    u.settimeout(0.5)
+    with pytest.raises(socket.timeout):
+        u.recv(65535)
+        pytest.fail("the relay delivered a bundle whose entry runs past its end")
+
+    old, old_path, old_u, old_sids = path_for(sp.FEATURE_POLICY_REFUSALS | sp.FEATURE_UDP_PATH)
+    time.sleep(0.2)
+    old_u.send(old_path.bundle([(sid, netns.SERVER_V4, h.UDP_PORT, b"E not offered") for sid in old_sids]))
+    old_u.settimeout(0.5)
+    with pytest.raises(socket.timeout):
+        old_u.recv(65535)
+        pytest.fail("the relay took a BUNDLE from a client that did not offer bit 2")
+    drops, events = relay_counters()
+    assert drops.get("udp-path-malformed") == 2, drops
+    assert events.get("udp-path-datagrams-in") == 3, events
+    for s_ in (u, c, old_u, old):
+        s_.close()
+
+
 PATHLESS_BIN = os.environ.get("SLUICE_PATHLESS_BIN", "")
 
 
@@ -353,5 +426,51 @@ def test_with_a_peer_from_before_the_udp_path(runner, topology, servers, old):
         events = json.loads(cp.stdout)["relays"][0]["statistics"]["events"]
         assert "udp-paths-offered" not in events, events
     time.sleep(6)  # PINGs both ways have been answered
+    assert client.alive() and relay.alive()
+    assert "protocol error" not in h.tail(relay.log, 400) + h.tail(client.log, 400)
+
+
+BUNDLELESS_BIN = os.environ.get("SLUICE_BUNDLELESS_BIN", "")
+
+
+@pytest.mark.sluice
+@pytest.mark.skipif(not (BUNDLELESS_BIN and os.access(BUNDLELESS_BIN, os.X_OK)),
+                    reason="set SLUICE_BUNDLELESS_BIN to a sluice binary with the UDP path from before its bundles")
+@pytest.mark.parametrize("old", ["client", "relay"])
+@pytest.mark.e2e_timeout(90)
+def test_with_a_peer_from_before_bundles(runner, topology, servers, old):
+    """A new relay with a client from before bundles, and a new client with such a relay: bit 2 is
+    not in effect (docs/protocol.md §1.1), the path validates and carries bursts of datagrams as
+    before, a packet each, and nothing is lost."""
+    wd = runner.workdir
+    control = wd / "relay.sock"
+    relay, client = h.start_with_old_peer(runner, topology, BUNDLELESS_BIN, old, relay_extra=["--control", str(control)])
+    apps = [h.app_udp_socket(topology, "ipv4") for _ in range(16)]
+    for app in apps:
+        h.udp_echo(app, (netns.SERVER_V4, h.UDP_PORT), b"open")
+        app.connect((netns.SERVER_V4, h.UDP_PORT))
+
+    def relay_events():
+        cp = topology.exec(topology.relay, [h.sluice_bin() if old == "client" else BUNDLELESS_BIN, "status", "--relay",
+                                            "--control", str(control), "--json"], timeout=20)
+        return json.loads(cp.stdout)["relays"][0]["statistics"]["events"]
+
+    h.wait_for(lambda: relay_events().get("udp-path-probes-answered", 0) > 0, 10, what="the path validating")
+    time.sleep(0.5)
+    for burst in range(20):
+        for i, app in enumerate(apps):
+            app.send(b"E burst %d %d" % (burst, i))
+        for i, app in enumerate(apps):
+            assert app.recv(65535).endswith(b" burst %d %d" % (burst, i))
+    events = relay_events()
+    assert events.get("udp-path-datagrams-in", 0) >= 300, events
+    if old == "client":
+        assert events.get("udp-path-packets-out") == events.get("udp-path-datagrams-out"), events
+    else:
+        cp = topology.exec(topology.client, [h.sluice_bin(), "status", "--tun", h.TUN, "--json"], timeout=20)
+        path = json.loads(cp.stdout)["tunnels"][0]["statistics"]["udpPath"]
+        assert path["state"] == "up" and path["packetsSent"] == path["datagramsSent"] >= 300, path
+    for app in apps:
+        app.close()
     assert client.alive() and relay.alive()
     assert "protocol error" not in h.tail(relay.log, 400) + h.tail(client.log, 400)

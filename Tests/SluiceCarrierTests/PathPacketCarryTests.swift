@@ -63,18 +63,46 @@ final class PathPacketCarryTests: XCTestCase {
         var packet = sealedDatagram(stream: association.id, payload: Array("late".utf8), sealer: sealer, counter: 1)
         let before = session.budgetRemaining
         let outcome = packet.withUnsafeMutableBytes { PathPacket.carryRefused($0, sealer: sealer, on: session) }
-        XCTAssertEqual("\(outcome)", "carried")
+        XCTAssertEqual(outcome, PathPacket.Refused(datagrams: 1, carried: 1))
         XCTAssertLessThan(session.budgetRemaining, before, "the datagram is encoded on the carrier")
 
         var gone = sealedDatagram(stream: 77, payload: [1], sealer: sealer, counter: 2)
-        XCTAssertEqual("\(gone.withUnsafeMutableBytes { PathPacket.carryRefused($0, sealer: sealer, on: session) })", "dropped",
-                       "an association that closed meanwhile cannot take it")
+        XCTAssertEqual(gone.withUnsafeMutableBytes { PathPacket.carryRefused($0, sealer: sealer, on: session) },
+                       PathPacket.Refused(datagrams: 1, carried: 0), "an association that closed meanwhile cannot take it")
 
         var probe = [UInt8](repeating: 0, count: 128)
         let n = probe.withUnsafeMutableBytes { room in
             PathPacket.seal(into: room, kind: .probe, index: 5, counter: 3, sealer: sealer) { PathMessage.encodeProbe(opaque: 1, length: 60, into: $0) }
         }
         var sealedProbe = Array(probe[0..<n!])
-        XCTAssertEqual("\(sealedProbe.withUnsafeMutableBytes { PathPacket.carryRefused($0, sealer: sealer, on: session) })", "probe")
+        XCTAssertEqual(sealedProbe.withUnsafeMutableBytes { PathPacket.carryRefused($0, sealer: sealer, on: session) },
+                       PathPacket.Refused(datagrams: 0, carried: 0), "a probe holds no datagram")
+    }
+
+    /// A refused BUNDLE puts each of its datagrams on the carrier, in order; one whose association
+    /// is gone is the only one lost.
+    func testARefusedBundleRidesTheCarrierDatagramByDatagram() throws {
+        let owner = Owner()
+        let session = MuxSession(role: .client, delegate: owner)
+        let handler = Quiet()
+        let destination = Destination(host: .ip(IPAddress("192.0.2.7")!), port: 53)
+        let first = session.openAssociation(to: destination, handler: handler)
+        let second = session.openAssociation(to: destination, handler: handler)
+        let bundle = PathBundle()
+        for (stream, data) in [(first.id, "one"), (77, "gone"), (second.id, "three")] {
+            _ = Array(data.utf8).withUnsafeBytes { bundle.append(stream: stream, endpoint: endpoint, payload: $0) }
+        }
+        let sealer = PathCipher(key: try key())
+        var room = [UInt8](repeating: 0, count: 256)
+        let kind = bundle.kind
+        let n = try XCTUnwrap(room.withUnsafeMutableBytes { room in
+            PathPacket.seal(into: room, kind: kind, index: 5, counter: 4, sealer: sealer) { bundle.take(into: $0) }
+        })
+        var packet = Array(room[0..<n])
+        XCTAssertEqual(kind, .bundle)
+        let before = session.budgetRemaining
+        XCTAssertEqual(packet.withUnsafeMutableBytes { PathPacket.carryRefused($0, sealer: sealer, on: session) },
+                       PathPacket.Refused(datagrams: 3, carried: 2))
+        XCTAssertLessThan(session.budgetRemaining, before, "the two live associations' datagrams are encoded on the carrier")
     }
 }

@@ -15,6 +15,7 @@ final class PathPacketTests: XCTestCase {
             ("01 000000 8badf00d 0000000000000000", PathHeader(kind: .datagram, index: 0x8BAD_F00D, counter: 0)),
             ("02 000000 00000001 0000000000000005", PathHeader(kind: .probe, index: 1, counter: 5)),
             ("03 000000 ffffffff 7fffffffffffffff", PathHeader(kind: .probeReply, index: .max, counter: 1 << 63 - 1)),
+            ("04 000000 00000007 0000000000000102", PathHeader(kind: .bundle, index: 7, counter: 0x102)),
         ]
         for (bytes, header) in cases {
             let parsed = try packet(bytes).withUnsafeBytes { try PathHeader(parsing: $0) }
@@ -30,7 +31,7 @@ final class PathPacketTests: XCTestCase {
             ([], .tooShort(0)),
             (hex("01 000000 00000001 0000000000000000"), .tooShort(16)),
             (packet("01 000000 00000001 0000000000000000", bodyBytes: 23), .tooShort(39)),
-            (packet("04 000000 00000001 0000000000000000"), .unknownKind(4)),
+            (packet("05 000000 00000001 0000000000000000"), .unknownKind(5)),
             (packet("00 000000 00000001 0000000000000000"), .unknownKind(0)),
             (packet("01 000100 00000001 0000000000000000"), .reservedBytesSet),
         ]
@@ -97,5 +98,52 @@ final class PathPacketTests: XCTestCase {
         XCTAssertThrowsError(try hex("01020304050607").withUnsafeBytes { try PathMessage.decode(.probeReply, $0) })
         XCTAssertNil(out.withUnsafeMutableBytes { PathMessage.encodeProbe(opaque: 1, length: 7, into: $0) }, "shorter than its opaque")
         XCTAssertNil(out.withUnsafeMutableBytes { PathMessage.encodeProbe(opaque: 1, length: 13, into: $0) }, "longer than the room")
+    }
+
+    /// A BUNDLE: two entries, each a length and a DATAGRAM plaintext, IPv4 then IPv6.
+    private let bundleFixture = "000d 00000003 01 08080808 0035 6869" + " 0017 00000005 04 20010db8000000000000000000000001 01bb"
+
+    func testBundlePlaintextFixture() throws {
+        let bytes = hex(bundleFixture)
+        let decoded = try bytes.withUnsafeBytes { plaintext throws -> [(UInt32, SocketEndpoint, [UInt8])] in
+            guard case .bundle(let entries) = try PathMessage.decode(.bundle, plaintext) else { throw PathPacketError.badBundle }
+            XCTAssertEqual(entries.count, 2)
+            return entries.map { ($0.stream, $0.endpoint, Array($0.payload)) }
+        }
+        XCTAssertEqual(decoded.map(\.0), [3, 5])
+        XCTAssertEqual(decoded.map(\.1), [SocketEndpoint("8.8.8.8:53")!, SocketEndpoint("[2001:db8::1]:443")!])
+        XCTAssertEqual(decoded.map(\.2), [Array("hi".utf8), []])
+
+        var out = [UInt8](repeating: 0, count: 64)
+        let first = out.withUnsafeMutableBytes { buffer in
+            Array("hi".utf8).withUnsafeBytes { PathMessage.encodeBundleEntry(stream: 3, endpoint: SocketEndpoint("8.8.8.8:53")!, payload: $0, into: buffer) }
+        }
+        let second = out.withUnsafeMutableBytes { buffer in
+            PathMessage.encodeBundleEntry(stream: 5, endpoint: SocketEndpoint("[2001:db8::1]:443")!, payload: UnsafeRawBufferPointer(start: nil, count: 0),
+                                          into: UnsafeMutableRawBufferPointer(rebasing: buffer[first!...]))
+        }
+        XCTAssertEqual(Array(out[0..<first! + second!]), bytes)
+        XCTAssertNil(out.withUnsafeMutableBytes { buffer in
+            Array("hi".utf8).withUnsafeBytes { PathMessage.encodeBundleEntry(stream: 3, endpoint: SocketEndpoint("8.8.8.8:53")!, payload: $0,
+                                                                              into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<14])) }
+        }, "an entry that does not fit is not written")
+    }
+
+    func testBundlePlaintextsThatDoNotDecode() {
+        let cases: [(String, PathPacketError)] = [
+            ("", .badBundle),  // no entry at all
+            ("00", .badBundle),  // a length cut short
+            ("000d 00000003 01 08080808 0035 68", .badBundle),  // the entry runs past the end
+            ("000d 00000003 01 08080808 0035 6869 00", .badBundle),  // a stray byte after the last entry
+            ("0000", .badDatagram),  // an empty entry
+            ("0009 00000003 01 08080808", .badDatagram),  // too short for its endpoint
+            ("000d 00000003 01 08080808 0035 6869 000b 00000000 01 08080808 0035", .badDatagram),  // stream 0 in the second
+            ("000b 00000003 02 08080808 0035", .badAddressType(2)),
+        ]
+        for (bytes, expected) in cases {
+            XCTAssertThrowsError(try hex(bytes).withUnsafeBytes { try PathMessage.decode(.bundle, $0) }, bytes) { error in
+                XCTAssertEqual(error as? PathPacketError, expected, bytes)
+            }
+        }
     }
 }

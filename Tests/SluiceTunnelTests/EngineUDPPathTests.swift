@@ -1,3 +1,4 @@
+import SluiceMux
 import SluiceRelay
 import SluiceTunnel
 import SluiceWire
@@ -19,8 +20,8 @@ final class EngineUDPPathTests: XCTestCase {
     }
 
     private func start(transport: FilteringTransport = FilteringTransport(), upstream: EngineHarness.Upstream = .relay,
-                       configure: (inout TunnelConfiguration) -> Void = { _ in }) throws {
-        harness = try EngineHarness(upstream: upstream, transport: transport, configure: configure)
+                       relayFeatures: CarrierFeatures = .implemented, configure: (inout TunnelConfiguration) -> Void = { _ in }) throws {
+        harness = try EngineHarness(upstream: upstream, transport: transport, relayFeatures: relayFeatures, configure: configure)
         echo = try LoopUDPEchoServer(on: harness.host, loop: harness.loop)
         harness.waitConnected()
     }
@@ -140,5 +141,90 @@ final class EngineUDPPathTests: XCTestCase {
         XCTAssertLessThan(harness.loop.now - start, 4_000, "within the silence probe and the answer timeout (1 + 2 s)")
         XCTAssertEqual(path.fallbacks, 2)
         XCTAssertTrue(roundTrips(5), "datagrams flow on the carrier again")
+    }
+
+    // MARK: bundles (feature bit 2)
+
+    /// `count` application sockets, each with its association open and answered once (so their
+    /// datagrams may take the path), and the path up.
+    private func openAssociations(_ count: Int) -> [SocketEndpoint] {
+        let sources = (0..<count).map { SocketEndpoint(address: app.address, port: app.port + 1 + UInt16($0)) }
+        for source in sources { XCTAssertTrue(roundTrips(1, from: source)) }
+        XCTAssertTrue(harness.run(until: { [unowned self] in path.state == .up }), "the path validates on loopback")
+        return sources
+    }
+
+    /// One datagram of `size` bytes from each source at once, as one read of the flow; true when
+    /// every answer came back intact.
+    private func burst(from sources: [SocketEndpoint], size: Int = 64, seed: UInt64 = 100) -> Bool {
+        let payloads = sources.indices.map { content(size, seed: seed &+ UInt64($0)) }
+        let before = harness.datagrams.count
+        harness.sendUDP(Array(zip(payloads, sources)), to: echo.endpoint)
+        guard harness.run(until: { [unowned self] in harness.datagrams.count >= before + sources.count }, timeoutMilliseconds: 3_000) else { return false }
+        return Set(harness.datagrams[before...].map(\.payload)) == Set(payloads)
+    }
+
+    /// Both ends speak bundles: sixteen datagrams read in one turn leave in one path packet, and
+    /// their answers, which reach the relay together, come back in one too.
+    func testABurstOfDatagramsSharesOnePathPacketEachWay() throws {
+        try start()
+        let sources = openAssociations(16)
+        let before = path
+        let relayBefore = relayEvents
+        XCTAssertTrue(burst(from: sources))
+        let after = path
+        XCTAssertEqual(after.datagramsSent - before.datagramsSent, 16, "all on the path")
+        XCTAssertEqual(after.packetsSent - before.packetsSent, 1, "in one packet")
+        XCTAssertEqual(after.datagramsReceived - before.datagramsReceived, 16)
+        XCTAssertEqual(after.packetsReceived - before.packetsReceived, 1, "the answers came back in one packet")
+        XCTAssertEqual(relayEvents["udp-path-datagrams-in", default: 0] - relayBefore["udp-path-datagrams-in", default: 0], 16)
+        XCTAssertEqual(relayEvents["udp-path-packets-out", default: 0] - relayBefore["udp-path-packets-out", default: 0], 1)
+        XCTAssertTrue(roundTrips(3, from: sources[0]), "a lone datagram goes as a plain DATAGRAM and comes back")
+        XCTAssertEqual(path.packetsSent - after.packetsSent, 3)
+        XCTAssertTrue(harness.engine.statistics().drops.filter { $0.key.hasPrefix("udp-path") && $0.value > 0 }.isEmpty)
+    }
+
+    /// A burst larger than one packet holds is cut into as few packets as fit the path, none
+    /// larger than it carries, and nothing is lost or sent on the carrier for it.
+    func testABurstLargerThanAPacketIsCutIntoPacketsThatFit() throws {
+        try start { $0.mtu = 65_535 }  // 6,000-byte datagrams whole, both ways
+        let sources = openAssociations(16)
+        let before = path
+        XCTAssertTrue(burst(from: sources, size: 6_000))
+        let after = path
+        let maxPacket = try XCTUnwrap(after.paths.first?.maxPacket)
+        let perPacket = (maxPacket - 32) / (2 + 11 + 6_000)
+        XCTAssertEqual(after.datagramsSent - before.datagramsSent, 16)
+        XCTAssertEqual(after.packetsSent - before.packetsSent, (16 + perPacket - 1) / perPacket, "\(perPacket) to a \(maxPacket)-byte packet")
+        XCTAssertEqual(after.tooBigForPath, before.tooBigForPath)
+        XCTAssertEqual(after.datagramsOverCarrier, before.datagramsOverCarrier)
+    }
+
+    /// A relay that predates bundles does not advertise bit 2: the client sends every datagram in
+    /// a packet of its own, and the relay answers the same way; the path works as before.
+    func testARelayWithoutBundlesGetsAPacketPerDatagram() throws {
+        try start(relayFeatures: [.policyRefusals, .udpPath])
+        let sources = openAssociations(16)
+        let before = path
+        XCTAssertTrue(burst(from: sources))
+        let after = path
+        XCTAssertEqual(after.datagramsSent - before.datagramsSent, 16)
+        XCTAssertEqual(after.packetsSent - before.packetsSent, 16, "a packet each")
+        XCTAssertEqual(after.packetsReceived - before.packetsReceived, after.datagramsReceived - before.datagramsReceived)
+    }
+
+    /// A client that predates bundles offers no bit 2: the relay answers a packet per datagram.
+    func testAClientWithoutBundlesGetsAPacketPerDatagram() throws {
+        try start { $0.mux.features.remove(.udpPathBundles) }
+        let sources = openAssociations(16)
+        let before = path
+        let relayBefore = relayEvents
+        XCTAssertTrue(burst(from: sources))
+        let after = path
+        XCTAssertEqual(after.packetsSent - before.packetsSent, 16)
+        let out = relayEvents["udp-path-datagrams-out", default: 0] - relayBefore["udp-path-datagrams-out", default: 0]
+        XCTAssertEqual(out, 16)
+        XCTAssertEqual(relayEvents["udp-path-packets-out", default: 0] - relayBefore["udp-path-packets-out", default: 0], out)
+        XCTAssertEqual(after.packetsReceived - before.packetsReceived, 16)
     }
 }

@@ -5,6 +5,8 @@ struct PathCounters: Sendable {
     var packetsIn = 0
     var datagramsIn = 0
     var datagramsOut = 0
+    /// Packets that carried them: fewer where bundles gather a turn's datagrams.
+    var packetsOut = 0
     var probesAnswered = 0
     var roamed = 0
     var malformed = 0
@@ -20,6 +22,7 @@ struct PathCounters: Sendable {
         PathCounters(
             sessions: a.sessions + b.sessions, packetsIn: a.packetsIn + b.packetsIn,
             datagramsIn: a.datagramsIn + b.datagramsIn, datagramsOut: a.datagramsOut + b.datagramsOut,
+            packetsOut: a.packetsOut + b.packetsOut,
             probesAnswered: a.probesAnswered + b.probesAnswered, roamed: a.roamed + b.roamed,
             malformed: a.malformed + b.malformed, unknownIndex: a.unknownIndex + b.unknownIndex,
             unauthenticated: a.unauthenticated + b.unauthenticated, replayed: a.replayed + b.replayed,
@@ -42,6 +45,7 @@ struct PathCounters: Sendable {
             "udp-path-packets-in": packetsIn,
             "udp-path-datagrams-in": datagramsIn,
             "udp-path-datagrams-out": datagramsOut,
+            "udp-path-packets-out": packetsOut,
             "udp-path-probes-answered": probesAnswered,
             "udp-path-roamed": roamed,
             "udp-path-too-big-for-path": tooBig,

@@ -27,6 +27,8 @@ final class PathSession: CarrierUDPPath, MuxDatagramPath {
     /// largest it sends, so the path has carried that size (the reply has it too).
     var maxPacket = 0
     private(set) var closed = false
+    /// Datagrams for the client this turn, not yet sealed, where bundles are in effect.
+    let pending = PathBundle()
 
     init(index: UInt32, client: ClientID, carrier: Carrier, keys: PathKeys, owner: RelayUDPPath) {
         self.index = index

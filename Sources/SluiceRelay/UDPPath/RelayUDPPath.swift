@@ -125,6 +125,10 @@ final class RelayUDPPath: DatagramBatchSender {
             counters.unknownIndex += 1
             return
         }
+        guard header.kind != .bundle || session.carrier.session.features.contains(.udpPathBundles) else {
+            counters.malformed += 1  // a BUNDLE where the client did not offer bit 2
+            return
+        }
         guard session.window.wouldAccept(header.counter) else {
             counters.replayed += 1
             return
@@ -158,14 +162,20 @@ final class RelayUDPPath: DatagramBatchSender {
         }
         switch message {
         case .datagram(let stream, let endpoint, let payload):
-            if session.carrier.session.receivePathDatagram(stream: stream, endpoint: endpoint, payload: payload) {
-                counters.datagramsIn += 1
-            } else {
-                counters.unknownStream += 1
-            }
+            deliver(on: session, stream: stream, endpoint: endpoint, payload: payload)
+        case .bundle(let entries):
+            for entry in entries { deliver(on: session, stream: entry.stream, endpoint: entry.endpoint, payload: entry.payload) }
         case .probe(let opaque, let plaintextLength):
             session.maxPacket = packet.count
             answerProbe(on: session, opaque: opaque, plaintextLength: plaintextLength, to: source)
+        }
+    }
+
+    private func deliver(on session: PathSession, stream: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) {
+        if session.carrier.session.receivePathDatagram(stream: stream, endpoint: endpoint, payload: payload) {
+            counters.datagramsIn += 1
+        } else {
+            counters.unknownStream += 1
         }
     }
 
@@ -187,11 +197,44 @@ final class RelayUDPPath: DatagramBatchSender {
             counters.tooBig += 1
             return false
         }
-        guard queue(on: session, kind: .datagram, size: size, to: peer, body: {
-            PathMessage.encodeDatagram(stream: stream, endpoint: endpoint, payload: payload, into: $0)
-        }) else { return false }
+        if session.carrier.session.features.contains(.udpPathBundles) {
+            bundle(on: session, stream: stream, endpoint: endpoint, payload: payload)
+        } else {
+            guard queue(on: session, kind: .datagram, size: size, to: peer, body: {
+                PathMessage.encodeDatagram(stream: stream, endpoint: endpoint, payload: payload, into: $0)
+            }) else { return false }
+            counters.packetsOut += 1
+        }
         counters.datagramsOut += 1
         return true
+    }
+
+    /// Gathers the datagram with the turn's others for the same client into one packet
+    /// (`PathBundle`), sealed at the end of the turn or once the next would not fit.
+    private func bundle(on session: PathSession, stream: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) {
+        let pending = session.pending
+        if !pending.fits(datagramLength: PathMessage.datagramOverhead(endpoint: endpoint) + payload.count, maxPacket: session.maxPacket) {
+            sealPending(of: session)
+        }
+        if !pending.sealScheduled {
+            pending.sealScheduled = true
+            loop.afterTurn {  // strong: a closed session drops what it held
+                pending.sealScheduled = false
+                self.sealPending(of: session)
+            }
+        }
+        pending.append(stream: stream, endpoint: endpoint, payload: payload)
+    }
+
+    /// Seals a session's gathered datagrams as one packet to the client's newest address.
+    private func sealPending(of session: PathSession) {
+        let pending = session.pending
+        guard !pending.isEmpty else { return }
+        guard !session.closed, !isShutDown, let peer = session.peer else { return pending.removeAll() }
+        if queue(on: session, kind: pending.kind, size: PathHeader.length + pending.plaintextLength + PathHeader.tagLength, to: peer,
+                 body: { pending.take(into: $0) }) {
+            counters.packetsOut += 1
+        }
     }
 
     /// Seals a packet of `kind` under the session's next counter into the turn's batch.
@@ -216,17 +259,17 @@ final class RelayUDPPath: DatagramBatchSender {
     /// until the kernel says this socket's route cannot segment.
     var batchSegmentation = true
 
-    /// EMSGSIZE: the packet's session learns the size and its datagram goes on the carrier; anything
+    /// EMSGSIZE: the packet's session learns the size and its datagrams go on the carrier; anything
     /// else (an unreachable peer) costs this packet only.
     func batch(refused packet: UnsafeMutableRawBufferPointer, to endpoint: SocketEndpoint?, code: Int32) {
         counters.sendFailed += 1
         guard code == EMSGSIZE, let header = try? PathHeader(parsing: UnsafeRawBufferPointer(packet)),
               let session = sessions[header.index] else { return }
         session.maxPacket = min(session.maxPacket, packet.count - 1)
-        if case .carried = PathPacket.carryRefused(packet, sealer: session.sealer, on: session.carrier.session) {
-            counters.datagramsOut -= 1
-            counters.tooBig += 1
-        }
+        let refused = PathPacket.carryRefused(packet, sealer: session.sealer, on: session.carrier.session)
+        if refused.datagrams > 0 { counters.packetsOut -= 1 }
+        counters.datagramsOut -= refused.carried
+        counters.tooBig += refused.carried
     }
 
     func batch(droppedForFullSocket count: Int) { counters.sendFailed += count }

@@ -44,6 +44,10 @@ public struct UDPPathStatistics: Sendable, Codable, Equatable {
     public var bytesSent: Int
     public var datagramsReceived: Int
     public var bytesReceived: Int
+    /// Path packets that carried those datagrams each way: fewer than the datagrams where bundles
+    /// (docs/protocol.md §8) gathered several into one.
+    public var packetsSent: Int
+    public var packetsReceived: Int
     /// Datagrams that rode the carrier because the path was not up.
     public var datagramsOverCarrier: Int
     /// Datagrams that rode the carrier because they were larger than the path carries.
@@ -68,6 +72,8 @@ extension UDPPathStatistics {
             total.bytesSent += other.bytesSent
             total.datagramsReceived += other.datagramsReceived
             total.bytesReceived += other.bytesReceived
+            total.packetsSent += other.packetsSent
+            total.packetsReceived += other.packetsReceived
             total.datagramsOverCarrier += other.datagramsOverCarrier
             total.tooBigForPath += other.tooBigForPath
             total.probesSent += other.probesSent

@@ -43,6 +43,8 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender 
     /// The turn's outgoing packets: 64 KiB, the largest packet, so it never refuses one.
     private let outgoing: DatagramBatch
     private let receiver = DatagramReceiver(slots: 16)
+    /// Datagrams of this turn not yet sealed, where bundles are in effect.
+    private let pending = PathBundle()
 
     /// Packets one turn reads before the loop's other sockets get theirs.
     static let readsPerTurn = 256
@@ -100,8 +102,13 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender 
             report.counters.tooBig += 1
             return false
         }
-        guard queue(.datagram, size: size, body: { PathMessage.encodeDatagram(stream: stream, endpoint: endpoint, payload: payload, into: $0) })
-        else { return false }
+        if carrier.session.features.contains(.udpPathBundles) {
+            bundle(stream: stream, endpoint: endpoint, payload: payload)
+        } else {
+            guard queue(.datagram, size: size, body: { PathMessage.encodeDatagram(stream: stream, endpoint: endpoint, payload: payload, into: $0) })
+            else { return false }
+            report.counters.packetsOut += 1
+        }
         monitor.sentDatagram(now: loop.now)
         report.counters.datagramsOut += 1
         report.counters.bytesOut += payload.count
@@ -109,6 +116,31 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender 
     }
 
     // MARK: sending
+
+    /// Gathers the datagram with the turn's others into one packet (`PathBundle`), sealed at the
+    /// end of the turn or once the next would not fit.
+    private func bundle(stream: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) {
+        if !pending.fits(datagramLength: PathMessage.datagramOverhead(endpoint: endpoint) + payload.count, maxPacket: maxPacket) {
+            sealPending()
+        }
+        if !pending.sealScheduled {
+            pending.sealScheduled = true
+            loop.afterTurn {  // strong: `closed` stops it after carrierDidClose
+                self.pending.sealScheduled = false
+                self.sealPending()
+            }
+        }
+        pending.append(stream: stream, endpoint: endpoint, payload: payload)
+    }
+
+    /// Seals the gathered datagrams as one packet into the turn's batch.
+    private func sealPending() {
+        guard !pending.isEmpty else { return }
+        guard !closed else { return pending.removeAll() }
+        if queue(pending.kind, size: PathHeader.length + pending.plaintextLength + PathHeader.tagLength, body: { pending.take(into: $0) }) {
+            report.counters.packetsOut += 1
+        }
+    }
 
     /// Seals a packet of `kind` under the next counter into the turn's batch; false when `body`
     /// wrote none.
@@ -139,7 +171,7 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender 
     /// kernel says this route cannot segment.
     var batchSegmentation = true
 
-    /// A packet the kernel refused: as before batching, a datagram in it goes on the carrier
+    /// A packet the kernel refused: as before batching, the datagrams in it go on the carrier
     /// instead, whatever the reason (EMSGSIZE: the path MTU fell; an ICMP error or a local
     /// firewall's EPERM) — the path accepted it, so it must not be lost for the path's sake.
     func batch(refused packet: UnsafeMutableRawBufferPointer, to endpoint: SocketEndpoint?, code: Int32) {
@@ -152,10 +184,10 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender 
             // the path still works.
             if code == ECONNREFUSED || code == EHOSTUNREACH || code == ENETUNREACH { pathBroke(SystemError.message(code)) }
         }
-        if case .carried = PathPacket.carryRefused(packet, sealer: sealer, on: carrier.session) {
-            report.counters.datagramsOut -= 1
-            if code == EMSGSIZE { report.counters.tooBig += 1 }
-        }
+        let refused = PathPacket.carryRefused(packet, sealer: sealer, on: carrier.session)
+        if refused.datagrams > 0 { report.counters.packetsOut -= 1 }
+        report.counters.datagramsOut -= refused.carried
+        if code == EMSGSIZE { report.counters.tooBig += refused.carried }
     }
 
     /// A full send buffer drops the rest of the turn's packets, as a UDP socket does: a datagram
@@ -242,7 +274,8 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender 
             report.counters.malformed += 1
             return
         }
-        guard header.index == index, header.kind != .probe else {
+        guard header.index == index, header.kind != .probe,
+              header.kind != .bundle || carrier.session.features.contains(.udpPathBundles) else {
             report.counters.malformed += 1
             return
         }
@@ -270,17 +303,25 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender 
         }
         switch message {
         case .datagram(let stream, let endpoint, let payload):
-            if carrier.session.receivePathDatagram(stream: stream, endpoint: endpoint, payload: payload) {
-                report.counters.datagramsIn += 1
-                report.counters.bytesIn += payload.count
-            } else {
-                report.counters.unknownStream += 1
-            }
+            report.counters.packetsIn += 1
+            deliver(stream: stream, endpoint: endpoint, payload: payload)
+        case .bundle(let entries):
+            report.counters.packetsIn += 1
+            for entry in entries { deliver(stream: entry.stream, endpoint: entry.endpoint, payload: entry.payload) }
         case .probe(let opaque, _):
             let sent = MonotonicClock.nanoseconds()
             roundTripMicroseconds = sent >= opaque ? Int((sent - opaque) / 1_000) : 0
             report.counters.probesAnswered += 1
             if let change = monitor.answered(sentAt: opaque / 1_000_000, now: now) { apply(change) }
+        }
+    }
+
+    private func deliver(stream: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) {
+        if carrier.session.receivePathDatagram(stream: stream, endpoint: endpoint, payload: payload) {
+            report.counters.datagramsIn += 1
+            report.counters.bytesIn += payload.count
+        } else {
+            report.counters.unknownStream += 1
         }
     }
 }

@@ -10,8 +10,11 @@ final class UDPPathReport {
     struct Counters {
         var datagramsOut = 0
         var bytesOut = 0
+        /// Packets that carried them: fewer where bundles gather a turn's datagrams.
+        var packetsOut = 0
         var datagramsIn = 0
         var bytesIn = 0
+        var packetsIn = 0
         var overCarrier = 0
         var tooBig = 0
         var probesSent = 0
@@ -123,7 +126,7 @@ final class UDPPathReport {
         let c = counters
         return UDPPathStatistics(
             state: state, paths: each, datagramsSent: c.datagramsOut, bytesSent: c.bytesOut, datagramsReceived: c.datagramsIn,
-            bytesReceived: c.bytesIn, datagramsOverCarrier: c.overCarrier, tooBigForPath: c.tooBig, probesSent: c.probesSent,
+            bytesReceived: c.bytesIn, packetsSent: c.packetsOut, packetsReceived: c.packetsIn, datagramsOverCarrier: c.overCarrier, tooBigForPath: c.tooBig, probesSent: c.probesSent,
             probesAnswered: c.probesAnswered, validations: c.validations, fallbacks: c.fallbacks, lastFallback: lastChange)
     }
 }

@@ -43,6 +43,7 @@ final class EngineHarness: TunnelEventDelegate {
     private var relayKeys: [PrivateKey]
     var relayKey: PrivateKey { relayKeys[0] }
     let clientKey = PrivateKey.generate()
+    private let relayFeatures: CarrierFeatures
     /// The host's own address, where test servers listen (see `HostAddress`).
     let host: IPAddress
     /// Every event the engine emitted, in order.
@@ -65,8 +66,9 @@ final class EngineHarness: TunnelEventDelegate {
     ///   - configure: changes to the engine's configuration (the relay and keys are set already).
     ///   - directDNS: split DNS's way around the tunnel, given to the engine before it starts.
     ///   - transport: makes the engine's carrier and UDP path sockets.
+    ///   - relayFeatures: what the relays advertise (a relay that predates a feature: less).
     init(offloads: PacketOffloads = [], upstream: Upstream = .relay, directDNS: DirectDNSPath? = nil,
-         transport: any CarrierTransport = DirectCarrierTransport(),
+         transport: any CarrierTransport = DirectCarrierTransport(), relayFeatures: CarrierFeatures = .implemented,
          configure: (inout TunnelConfiguration) -> Void = { _ in }) throws {
         guard let host = HostAddress.forTests else { throw XCTSkip("this host has no non-loopback IPv4 address for test servers, and none may be added") }
         self.host = host
@@ -74,8 +76,11 @@ final class EngineHarness: TunnelEventDelegate {
         var count = 1
         if case .relays(let n) = upstream { count = n }
         relayKeys = (0..<count).map { _ in PrivateKey.generate() }
+        self.relayFeatures = relayFeatures
         relayServers = []
-        for key in relayKeys { relayServers.append(try Self.makeRelay(port: 0, key: key, client: clientKey.publicKey, loop: loop)) }
+        for key in relayKeys {
+            relayServers.append(try Self.makeRelay(port: 0, key: key, client: clientKey.publicKey, features: relayFeatures, loop: loop))
+        }
         relayPorts = relayServers.map(\.listeningEndpoint.port)
         let relays = zip(relayServers, relayKeys).map { TunnelConfiguration.Relay(endpoint: $0.listeningEndpoint, publicKey: $1.publicKey) }
         var configuration = TunnelConfiguration(relays: relays, privateKey: clientKey)
@@ -97,9 +102,10 @@ final class EngineHarness: TunnelEventDelegate {
         try engine.start()
     }
 
-    private static func makeRelay(port: UInt16, key: PrivateKey, client: PublicKey, loop: EventLoop) throws -> RelayServer {
-        let settings = RelaySettings(listen: SocketEndpoint(address: IPAddress("127.0.0.1")!, port: port), privateKey: key,
+    private static func makeRelay(port: UInt16, key: PrivateKey, client: PublicKey, features: CarrierFeatures, loop: EventLoop) throws -> RelayServer {
+        var settings = RelaySettings(listen: SocketEndpoint(address: IPAddress("127.0.0.1")!, port: port), privateKey: key,
                                      allowedClients: [client], psk: nil, maxStreamsPerClient: 1024, handshakeTimeoutMilliseconds: 5_000)
+        settings.mux.features = features
         return try RelayServer(settings: settings, loop: loop)
     }
 
@@ -107,13 +113,13 @@ final class EngineHarness: TunnelEventDelegate {
     func killRelay(_ index: Int = 0, restart: Bool) throws {
         relayServers[index].shutdown()
         if restart {
-            relayServers[index] = try Self.makeRelay(port: relayPorts[index], key: relayKeys[index], client: clientKey.publicKey, loop: loop)
+            relayServers[index] = try Self.makeRelay(port: relayPorts[index], key: relayKeys[index], client: clientKey.publicKey, features: relayFeatures, loop: loop)
         }
     }
 
     /// Starts the `index`th relay again after `killRelay(index, restart: false)`.
     func restartRelay(_ index: Int) throws {
-        relayServers[index] = try Self.makeRelay(port: relayPorts[index], key: relayKeys[index], client: clientKey.publicKey, loop: loop)
+        relayServers[index] = try Self.makeRelay(port: relayPorts[index], key: relayKeys[index], client: clientKey.publicKey, features: relayFeatures, loop: loop)
     }
 
     /// Streams the `index`th relay has open for the client.
@@ -191,11 +197,19 @@ final class EngineHarness: TunnelEventDelegate {
 
     /// A UDP datagram from the application endpoint `from` to `to`.
     func sendUDP(_ payload: [UInt8], from: SocketEndpoint, to: SocketEndpoint) {
-        var packet = [UInt8](repeating: 0, count: 28 + payload.count)
-        let n = packet.withUnsafeMutableBytes { buffer in
-            payload.withUnsafeBytes { (try? UDPPacket.emit(from: from, to: to, payload: $0, identification: 1, dontFragment: false, into: buffer)) ?? 0 }
-        }
-        flow.inject([Array(packet[0..<n])])
+        sendUDP([(payload, from)], to: to)
+    }
+
+    /// Several datagrams to `to`, each from its own endpoint, written into the flow at once: the
+    /// engine reads them in one turn, as a burst from applications arrives.
+    func sendUDP(_ burst: [(payload: [UInt8], from: SocketEndpoint)], to: SocketEndpoint) {
+        flow.inject(burst.map { payload, from in
+            var packet = [UInt8](repeating: 0, count: 28 + payload.count)
+            let n = packet.withUnsafeMutableBytes { buffer in
+                payload.withUnsafeBytes { (try? UDPPacket.emit(from: from, to: to, payload: $0, identification: 1, dontFragment: false, into: buffer)) ?? 0 }
+            }
+            return Array(packet[0..<n])
+        })
     }
 
     /// Writes raw packets into the flow, as a misbehaving application might.

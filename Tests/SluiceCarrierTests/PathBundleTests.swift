@@ -1,0 +1,79 @@
+import SluiceMux
+import SluiceTestSupport
+import SluiceWire
+import XCTest
+
+@testable import SluiceCarrier
+
+/// A turn's datagrams gathered into one path packet's plaintext (`PathBundle`): a lone one as a
+/// plain DATAGRAM, several as a BUNDLE, never more than the path's largest packet holds.
+final class PathBundleTests: XCTestCase {
+    private let dns = SocketEndpoint("8.8.8.8:53")!
+    private let web = SocketEndpoint("[2001:db8::1]:443")!
+
+    private func take(_ bundle: PathBundle) -> [UInt8]? {
+        var room = [UInt8](repeating: 0xEE, count: 256)
+        return room.withUnsafeMutableBytes { bundle.take(into: $0) }.map { Array(room[0..<$0]) }
+    }
+
+    private func append(_ bundle: PathBundle, stream: UInt32, to endpoint: SocketEndpoint, _ data: [UInt8]) {
+        XCTAssertTrue(data.withUnsafeBytes { bundle.append(stream: stream, endpoint: endpoint, payload: $0) })
+    }
+
+    func testALoneDatagramIsAPlainDatagram() {
+        let bundle = PathBundle()
+        XCTAssertTrue(bundle.isEmpty)
+        XCTAssertNil(take(bundle), "nothing held, no packet")
+        append(bundle, stream: 3, to: dns, Array("hi".utf8))
+        XCTAssertEqual(bundle.kind, .datagram)
+        XCTAssertEqual(bundle.plaintextLength, 13)
+        XCTAssertEqual(take(bundle), hex("00000003 01 08080808 0035 6869"), "byte for byte what an end without bundles sends")
+        XCTAssertTrue(bundle.isEmpty, "taking empties it")
+    }
+
+    func testSeveralAreABundleInTheOrderTheyCame() {
+        let bundle = PathBundle()
+        append(bundle, stream: 3, to: dns, Array("hi".utf8))
+        append(bundle, stream: 5, to: web, [])
+        XCTAssertEqual(bundle.count, 2)
+        XCTAssertEqual(bundle.kind, .bundle)
+        XCTAssertEqual(bundle.plaintextLength, 2 + 13 + 2 + 23)
+        XCTAssertEqual(take(bundle), hex("000d 00000003 01 08080808 0035 6869 0017 00000005 04 20010db8000000000000000000000001 01bb"))
+        append(bundle, stream: 7, to: dns, [1])
+        XCTAssertEqual(take(bundle), hex("00000007 01 08080808 0035 01"), "the next turn starts afresh")
+    }
+
+    /// `fits` keeps a packet within `maxPacket`: header, plaintext and tag.
+    func testFitsKeepsThePacketWithinTheLargestThePathCarries() {
+        let bundle = PathBundle()
+        let maxPacket = PathHeader.length + 50 + PathHeader.tagLength
+        XCTAssertTrue(bundle.fits(datagramLength: 50, maxPacket: maxPacket), "alone it needs no entry length")
+        XCTAssertFalse(bundle.fits(datagramLength: 51, maxPacket: maxPacket))
+        append(bundle, stream: 3, to: dns, [UInt8](repeating: 1, count: 9))  // 20 bytes of plaintext, 22 as an entry
+        XCTAssertTrue(bundle.fits(datagramLength: 26, maxPacket: maxPacket), "22 + 2 + 26 = 50")
+        XCTAssertFalse(bundle.fits(datagramLength: 27, maxPacket: maxPacket))
+        append(bundle, stream: 5, to: dns, [UInt8](repeating: 2, count: 15))  // 26 bytes
+        XCTAssertEqual(PathHeader.length + bundle.plaintextLength + PathHeader.tagLength, maxPacket)
+        XCTAssertTrue(bundle.fits(datagramLength: 11, maxPacket: 65_535), "a larger path takes more")
+    }
+
+    func testWhatWasTakenDecodesAsItsKind() throws {
+        let bundle = PathBundle()
+        for i in 1...5 { append(bundle, stream: UInt32(2 * i + 1), to: i % 2 == 0 ? dns : web, [UInt8](repeating: UInt8(i), count: i * 3)) }
+        let kind = bundle.kind
+        let bytes = try XCTUnwrap(take(bundle))
+        let streams = try bytes.withUnsafeBytes { plaintext throws -> [UInt32] in
+            guard case .bundle(let entries) = try PathMessage.decode(kind, plaintext) else { return [] }
+            return entries.map(\.stream)
+        }
+        XCTAssertEqual(streams, [3, 5, 7, 9, 11])
+    }
+
+    func testRemoveAllDropsWhatIsHeld() {
+        let bundle = PathBundle()
+        append(bundle, stream: 3, to: dns, [1, 2])
+        bundle.removeAll()
+        XCTAssertTrue(bundle.isEmpty)
+        XCTAssertNil(take(bundle))
+    }
+}
