@@ -31,7 +31,8 @@ final class MarkedDNSPath: DirectDNSPath {
         }
     }
 
-    private weak var loop: EventLoop?
+    /// `unowned`, not `weak`, as TunPacketFlow's: a weak reference would slow every use of the loop.
+    private unowned var loop: EventLoop?
     private let fwmark: UInt32
     private let tunName: String
     private let netlink: NetlinkSocket

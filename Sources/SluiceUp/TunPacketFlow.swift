@@ -22,7 +22,10 @@ final class TunPacketFlow: PacketFlow {
     let tun: TunDevice
     let format: PacketFlowFormat
     private let vnet: Bool
-    private weak var loop: EventLoop?
+    /// `unowned`, not `weak`: a weak reference gives the loop a side table, and from then on every
+    /// `unowned` reference to it — the engine's, the carriers', the UDP path's, several per packet —
+    /// takes the Swift runtime's slow path (EventLoop.schedule says more). The loop outlives the flow.
+    private unowned var loop: EventLoop?
 
     /// Opens the TUN `name` with offloads when `offloads` asks and the kernel takes them; otherwise
     /// without, logging why.
