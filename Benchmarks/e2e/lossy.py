@@ -17,7 +17,10 @@ Measured, each in turns with direct:
 - TCP 1-byte request/response (TCP_NODELAY, one in flight): p50, p99 — the carrier's stall seen by a
   TCP flow, and the direct TCP flow's own;
 - a 16 MiB TCP download (curl): seconds;
-- iperf3 -u -b 200M for `--iperf-seconds`: throughput, loss and jitter, at 0 % and at `--loss` %.
+- iperf3 -u -b 200M for `--iperf-seconds`: throughput, loss and jitter, at 0 % and at `--loss` %,
+  with iperf3's own datagram length (1,460 bytes: too big for the UDP path of a 1,500-byte link, so
+  through Sluice they ride the TCP carrier, whose stalls under loss drop what the carrier cannot
+  take) and with `-l 1400`, which fits the path.
 
 Prints a table and writes JSON with `--json`. Hold the machine-wide lock while it runs
 (`flock /tmp/sluice-e2e.lock …`, see /work/wt/COMMON.md); figures on a shared machine are noisy.
@@ -98,13 +101,19 @@ def download(topo: netns.Topology, mib: int = 16) -> float:
     return time.monotonic() - t0
 
 
-def iperf_udp(runner: h.Runner, topo: netns.Topology, seconds: int) -> dict:
-    """iperf3 -u -b 200M against a fresh one-shot server (harness.start_iperf3_server: `iperf3 -s -1`,
-    gone after one test); a run that ends in an error (its TCP control connection suffers the loss
-    too) is tried again, up to three times."""
+# A datagram length that fits the UDP path of a 1,500-byte link (at most 1,429 bytes over IPv4:
+# docs/configuration.md, "The UDP path"); iperf3's own default, 1,460, does not, and rides the carrier.
+PATH_LENGTH = 1400
+
+
+def iperf_udp(runner: h.Runner, topo: netns.Topology, seconds: int, length: int | None = None) -> dict:
+    """iperf3 -u -b 200M (with `length`: -l LENGTH) against a fresh one-shot server
+    (harness.start_iperf3_server: `iperf3 -s -1`, gone after one test); a run that ends in an error
+    (its TCP control connection suffers the loss too) is tried again, up to three times."""
     for attempt in range(3):
         server = h.start_iperf3_server(runner, topo, netns.SERVER_V4)
         cp = topo.exec(topo.client, ["iperf3", "-c", netns.SERVER_V4, "-p", str(h.IPERF_PORT), "-u", "-b", "200M",
+                                     *(["-l", str(length)] if length else []),
                                      "-t", str(seconds), "-J", "--connect-timeout", "5000"], timeout=seconds + 40)
         server.stop()
         result = json.loads(cp.stdout)
@@ -161,10 +170,14 @@ def main(argv: list[str]) -> int:
         for loss in (0, args.loss):
             set_loss(sluice, loss)
             set_loss(direct, loss)
+            fmt = lambda r: f"{r['mbps']:.0f} Mb/s {r['lost_percent']:.2f}% {r['jitter_ms']:.3f} ms"
             d, s = iperf_udp(runner, direct, args.iperf_seconds), iperf_udp(runner, sluice, args.iperf_seconds)
             out[f"iperf_udp_{loss}"] = {"direct": d, "sluice": s}
-            fmt = lambda r: f"{r['mbps']:.0f} Mb/s {r['lost_percent']:.2f}% {r['jitter_ms']:.3f} ms"
             row(f"iperf3 -u -b 200M, {loss} % loss: rate, loss, jitter", fmt(d), fmt(s))
+            d, s = (iperf_udp(runner, direct, args.iperf_seconds, PATH_LENGTH),
+                    iperf_udp(runner, sluice, args.iperf_seconds, PATH_LENGTH))
+            out[f"iperf_udp_{PATH_LENGTH}_{loss}"] = {"direct": d, "sluice": s}
+            row(f"… -l {PATH_LENGTH} (fits the UDP path), {loss} % loss", fmt(d), fmt(s))
             if loss == 0:  # the tail without loss, to set beside the rows under loss
                 d, s = udp_rtt(direct, args.rtt_count), udp_rtt(sluice, args.rtt_count)
                 out["udp_path_no_loss"] = {"direct": d, "sluice": s}

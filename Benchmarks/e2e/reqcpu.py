@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""CPU time per request of the tunnel's client and relay for one of loadgen's request tests, and
+optionally where it goes (perf record), for one or more sluice binaries in turns.
+
+    sudo flock /tmp/sluice-e2e.lock python3 Benchmarks/e2e/reqcpu.py [--test udp-rr] [--seconds 8] \\
+        [--in-flight 16] [--rounds 1] [--perf DIR] BIN [BIN …]
+
+A rate says how many requests got through; when it moves, this says which side paid for it. For each
+binary (SLUICE_BIN) it brings up the bench's sluice mode (measure.py: the same three namespaces,
+servers and flags as `make bench`), runs `loadgen TEST` for `--seconds` with `--in-flight` requests
+outstanding, and divides each side's user and system CPU seconds (/proc, proc.cpu_user_system) by
+the requests answered. The figures are µs per request; a system-wide load lowers the rate but moves
+CPU per request much less, which is why this is the figure to compare builds by when the rates are
+noisy. With `--perf DIR`, `perf record -g` samples each side meanwhile (DIR/BIN-TEST-SIDE.data);
+perf's sampling costs a few per cent, so figures from such a round are marked.
+
+Prints a line per round and binary and, with `--json FILE`, writes them all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import bench  # noqa: E402  (also puts Tests/E2E on sys.path)
+import measure  # noqa: E402
+from proc import cpu_user_system  # noqa: E402
+
+TESTS = ("udp-rr", "udp-new")
+
+
+def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: Path, loadgen: Path,
+              perf_dir: Path | None) -> dict:
+    """One tunnel up with `binary`, one loadgen run, each side's CPU per request."""
+    os.environ["SLUICE_BIN"] = binary
+    run = measure.ModeRun("sluice", dataclasses.replace(measure.FULL), workdir, loadgen, bench.say)
+    with run.one_tunnel():
+        sides = {"client": run.client.pid, "relay": run.relay.pid}
+        recorders = []
+        if perf_dir is not None:
+            for side, pid in sides.items():
+                out = perf_dir / f"{Path(binary).name}-{test}-{side}.data"
+                recorders.append(subprocess.Popen(["perf", "record", "-F", "2000", "-g", "-p", str(pid), "-o", str(out)],
+                                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            time.sleep(0.5)  # perf attached before the load starts
+        before = {side: cpu_user_system(pid) for side, pid in sides.items()}
+        cp = run.topo.exec(run.topo.client, [str(loadgen), test, measure.SERVER, str(measure.UDP_PORT), str(seconds),
+                                             str(in_flight), str(run.s.udp_size)], timeout=seconds + 30)
+        after = {side: cpu_user_system(pid) for side, pid in sides.items()}
+        for p in recorders:
+            p.send_signal(signal.SIGINT)
+            p.wait(timeout=30)
+    if cp.returncode != 0:
+        raise RuntimeError(f"loadgen {test} exited {cp.returncode}: {cp.stderr.strip()}")
+    result = json.loads(cp.stdout.strip().splitlines()[-1])
+    answered = result["received"]
+    if answered <= 0:
+        raise RuntimeError(f"loadgen {test}: no request was answered")
+    row = {"binary": binary, "test": test, "in_flight": in_flight, "rate": result["rate"], "answered": answered,
+           "lost": result.get("lost", 0), "perf": perf_dir is not None}
+    for side in sides:
+        user = after[side][0] - before[side][0]
+        system = after[side][1] - before[side][1]
+        row[f"{side}_user_us"] = 1e6 * user / answered
+        row[f"{side}_sys_us"] = 1e6 * system / answered
+        row[f"{side}_us"] = 1e6 * (user + system) / answered
+    return row
+
+
+def line(row: dict) -> str:
+    return (f"{Path(row['binary']).name}: {row['test']} ×{row['in_flight']} {row['rate']:,.0f}/s"
+            f"  client {row['client_us']:.2f} µs/req (user {row['client_user_us']:.2f}, sys {row['client_sys_us']:.2f})"
+            f"  relay {row['relay_us']:.2f} (user {row['relay_user_us']:.2f}, sys {row['relay_sys_us']:.2f})"
+            + ("  [under perf]" if row["perf"] else ""))
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("binaries", nargs="+", help="sluice binaries, measured in turns")
+    ap.add_argument("--test", choices=TESTS, default="udp-rr", help="loadgen's test (default udp-rr)")
+    ap.add_argument("--seconds", type=float, default=8, help="length of each loadgen run (default 8)")
+    ap.add_argument("--in-flight", type=int, default=16, help="requests outstanding (default 16, as make bench)")
+    ap.add_argument("--rounds", type=int, default=1, help="turns of each binary (default 1)")
+    ap.add_argument("--perf", metavar="DIR", help="also perf record each side into DIR")
+    ap.add_argument("--json", metavar="FILE", help="write every row here")
+    args = ap.parse_args(argv)
+    for b in args.binaries:
+        if not os.access(b, os.X_OK):
+            ap.error(f"{b} is not an executable file")
+    if os.geteuid() != 0:
+        bench.say("reqcpu: it makes network namespaces and a TUN device: run it as root")
+        return 2
+    perf_dir = Path(args.perf) if args.perf else None
+    if perf_dir is not None:
+        perf_dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="sluice-reqcpu-") as tmp:
+        workdir = Path(tmp)
+        loadgen = bench.compile_c(workdir, "loadgen")
+        for i in range(args.rounds):
+            for b in args.binaries:
+                row = one_round(str(Path(b).resolve()), args.test, args.seconds, args.in_flight, workdir / f"{i}-{len(rows)}", loadgen,
+                                perf_dir)
+                rows.append(row)
+                print(line(row), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"schema": 1, "git": bench.git_info(), "rows": rows}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
