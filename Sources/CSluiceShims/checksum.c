@@ -55,7 +55,39 @@ uint16_t sluice_checksum_native(const void *data, int len) {
     return use_reference ? sluice_reference_chksum(data, len) : fast_chksum(data, len);
 }
 
+// One answer known in advance (sluice_checksum_expect): lwIP verifies every TCP segment it is given,
+// and a segment the local kernel made and handed over with a partial checksum (CHECKSUM_PARTIAL:
+// the checksum is the device's to compute, the bytes never crossed a wire) needs no verifying, as
+// the kernel's own receive path does not verify such packets either. Debian's lwIP has no switch for
+// that (LWIP_CHECKSUM_CTRL_PER_NETIF is 0), so Sluice tells this routine the one sum that makes the
+// check pass, for the one range lwIP is about to sum; it saves a pass over every uploaded byte. The
+// range is compared by address and length, and the expectation is cleared after that one input.
+static _Thread_local const void *expected_data;
+static _Thread_local int expected_len;
+static _Thread_local uint16_t expected_sum;
+
+void sluice_checksum_expect(const void *data, int len, uint16_t sum) {
+    expected_data = data;
+    expected_len = len;
+    expected_sum = sum;
+}
+
+void sluice_checksum_expect_none(void) { expected_data = NULL; }
+
+// Skipping (sluice_checksum_skip): lwIP sums every byte it copies in tcp_write (checksum-on-copy,
+// compiled into Debian's build), for a checksum the output path overwrites: where the packet flow
+// takes partial checksums, every data segment leaves with its checksum to the device (the TUN:
+// NEEDS_CSUM, as the kernel's own TCP leaves it to the NIC), so the sum is never used.
+static _Thread_local int skipping;
+
+void sluice_checksum_skip(int on) { skipping = on; }
+
 uint16_t lwip_standard_chksum(const void *data, int len) {
+    if (data == expected_data && len == expected_len && data != NULL) {
+        expected_data = NULL;
+        return expected_sum;
+    }
+    if (skipping) return 0;
     return use_reference ? sluice_reference_chksum(data, len) : fast_chksum(data, len);
 }
 

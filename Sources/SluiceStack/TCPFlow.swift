@@ -1,4 +1,5 @@
 import CLwIP
+import CSluiceShims
 
 /// What a `TCPFlow` reports to whoever carries it onward. Called on the stack thread.
 public protocol TCPFlowHandler: AnyObject {
@@ -106,6 +107,9 @@ public final class TCPFlow {
     /// Queues bytes toward the application; returns how many lwIP accepted (copied).
     public func write(_ bytes: UnsafeRawBufferPointer) -> Int {
         guard let pcb, let base = bytes.baseAddress else { return 0 }
+        // lwIP's sum of what it copies would be overwritten on the way out (`TCPStack.leavesDataChecksums`).
+        if stack.leavesDataChecksums { sluice_checksum_skip(1) }
+        defer { if stack.leavesDataChecksums { sluice_checksum_skip(0) } }
         var offset = 0
         var room = writableBytes
         while offset < bytes.count && room > 0 {

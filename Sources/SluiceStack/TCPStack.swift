@@ -1,4 +1,5 @@
 import CLwIP
+import CSluiceShims
 import SluiceLog
 import SluiceWire
 
@@ -60,13 +61,22 @@ public final class TCPStack {
     private var outputQueue: [TCPFlow] = []
     var scratch = [UInt8](repeating: 0, count: 65536)
 
+    /// Whether lwIP skips summing the bytes it copies in (`TCPFlow.write`): the output path marks
+    /// every data segment's checksum partial, for the device to compute (`SegmentChecksum` is the
+    /// other direction). Only where lwIP's checksum reaches Sluice's routine.
+    let leavesDataChecksums: Bool
+
     /// - Parameters:
     ///   - mtu: the TUN's MTU.
     ///   - largeSegments: `output` takes segments longer than one MTU (see the property).
+    ///   - dataChecksumsLeftToOutput: whoever takes `output` rewrites every data segment's TCP
+    ///     checksum field as a partial checksum (a TUN with offloads), so lwIP's own is never used.
     ///   - output: writes one IP packet to the TUN.
-    public init(mtu: Int, largeSegments: Bool = false, output: @escaping (UnsafeRawBufferPointer) -> Void) throws(LwIPError) {
+    public init(mtu: Int, largeSegments: Bool = false, dataChecksumsLeftToOutput: Bool = false,
+                output: @escaping (UnsafeRawBufferPointer) -> Void) throws(LwIPError) {
         self.output = output
         self.largeSegments = largeSegments
+        leavesDataChecksums = dataChecksumsLeftToOutput && Self.takesUnverifiedSegments
         LwIPRuntime.initializeOnce()
         let context = Unmanaged.passUnretained(self).toOpaque()
         // With large segments lwIP must not fragment what exceeds the MTU: its netif gets the most an
@@ -126,8 +136,9 @@ public final class TCPStack {
         input(packet, summary: info)
     }
 
-    /// One IP packet the caller has already parsed (the client's TUN dispatch does, once per packet).
-    public func input(_ packet: UnsafeRawBufferPointer, summary info: PacketSummary) {
+    /// One IP packet the caller has already parsed (the client's TUN dispatch does, once per packet),
+    /// its TCP checksum verified by lwIP or, for a segment the local kernel made, not (`checksum`).
+    public func input(_ packet: UnsafeRawBufferPointer, summary info: PacketSummary, checksum: SegmentChecksum = .verify) {
         counters.packetsIn += 1
         guard info.protocol == .tcp else {
             counters.droppedUnsupported += 1
@@ -152,7 +163,13 @@ public final class TCPStack {
             }
             return
         }
-        feed(packet, destination: info.destination)
+        if checksum == .locallyMade, Self.takesUnverifiedSegments {
+            let length = info.length - info.transportOffset
+            feed(packet, destination: info.destination,
+                 unverified: (info.transportOffset, length, Self.passingSum(source: info.source.address, destination: info.destination.address, length: length)))
+        } else {
+            feed(packet, destination: info.destination)
+        }
     }
 
     /// Lets lwIP answer the held SYN of `key`: the relay reached the destination.
@@ -206,9 +223,15 @@ public final class TCPStack {
         output(packet)
     }
 
-    private func feed(_ packet: UnsafeRawBufferPointer, destination: SocketEndpoint) {
+    /// Hands one packet to lwIP (a copy: lwIP may keep it). With `unverified`, lwIP's checksum
+    /// routine answers its one sum over the TCP segment (`offset`, `length`) with `sum` instead of
+    /// reading it (`sluice_checksum_expect`; see `SegmentChecksum.locallyMade`).
+    private func feed(_ packet: UnsafeRawBufferPointer, destination: SocketEndpoint,
+                      unverified: (offset: Int, length: Int, sum: UInt16)? = nil) {
         guard packet.count <= 0xFFFF, let p = pbuf_alloc(PBUF_RAW, UInt16(packet.count), PBUF_RAM) else { return }
         p.pointee.payload.copyMemory(from: packet.baseAddress!, byteCount: packet.count)
+        if let unverified { sluice_checksum_expect(p.pointee.payload + unverified.offset, Int32(unverified.length), unverified.sum) }
+        defer { if unverified != nil { sluice_checksum_expect_none() } }
         withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { raw in
             destination.address.store(into: raw, at: 0)
             let bytes = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)

@@ -1,28 +1,69 @@
 import SluiceLog
+import SluiceStack
 import SluiceWire
 
 /// Every packet read from the packet flow passes through `dispatch` once: parsed, reassembled if it
 /// is a fragment, and handed to lwIP (TCP), the UDP forwarder, or answered (ICMP echo). Loop thread.
 extension TunnelEngine {
-    func dispatch(_ packet: UnsafeRawBufferPointer) {
+    /// A packet as the flow handed it in, with the partial checksum it may carry (the local kernel
+    /// made it and left its checksum to the device). A TCP segment of that kind goes to lwIP
+    /// unverified, its checksum never completed: two passes over every uploaded byte saved
+    /// (`SegmentChecksum.locallyMade`). Any other packet's partial checksum is completed first.
+    func dispatch(_ packet: UnsafeMutableRawBufferPointer, partialChecksum: PacketOffload.PartialChecksum?) {
+        let bytes = UnsafeRawBufferPointer(packet)
+        let summary: PacketSummary
         do {
-            let summary = try PacketSummary(parsing: packet)
-            if summary.destination.address.isLoopback {
-                counters.loopback += 1
+            summary = try PacketSummary(parsing: bytes)
+        } catch {
+            if let partialChecksum, !partialChecksum.complete(in: packet) {
+                counters.malformed += 1
                 return
             }
-            if summary.protocol == .tcp {
-                stack.input(packet, summary: summary)
-            } else {
-                udp.input(summary, packet: packet)
+            unparsed(bytes, error)
+            return
+        }
+        var checksum = SegmentChecksum.verify
+        if let partialChecksum {
+            if summary.protocol == .tcp, TCPStack.takesUnverifiedSegments, !summary.tcpFlags.contains(.syn),
+               partialChecksum.start == summary.transportOffset {
+                checksum = .locallyMade
+            } else if !partialChecksum.complete(in: packet) {
+                counters.malformed += 1
+                return
             }
-        } catch .fragment {
-            if case .reassembled(let whole) = reassembler.feed(packet, now: loop.now) { dispatch(whole) }
-        } catch .unsupportedProtocol(let proto) where proto == .icmp || proto == .icmpv6 {
-            answerEcho(packet)
-        } catch .unsupportedProtocol {
-            counters.unsupportedProtocol += 1
+        }
+        route(bytes, summary, checksum: checksum)
+    }
+
+    /// A whole packet (one the reassembler put together).
+    func dispatch(_ packet: UnsafeRawBufferPointer) {
+        do {
+            route(packet, try PacketSummary(parsing: packet), checksum: .verify)
         } catch {
+            unparsed(packet, error)
+        }
+    }
+
+    private func route(_ packet: UnsafeRawBufferPointer, _ summary: PacketSummary, checksum: SegmentChecksum) {
+        if summary.destination.address.isLoopback {
+            counters.loopback += 1
+        } else if summary.protocol == .tcp {
+            stack.input(packet, summary: summary, checksum: checksum)
+        } else {
+            udp.input(summary, packet: packet)
+        }
+    }
+
+    /// A packet `PacketSummary` does not route: a fragment, ICMP, something else.
+    private func unparsed(_ packet: UnsafeRawBufferPointer, _ error: WireError) {
+        switch error {
+        case .fragment:
+            if case .reassembled(let whole) = reassembler.feed(packet, now: loop.now) { dispatch(whole) }
+        case .unsupportedProtocol(let proto) where proto == .icmp || proto == .icmpv6:
+            answerEcho(packet)
+        case .unsupportedProtocol:
+            counters.unsupportedProtocol += 1
+        default:
             counters.malformed += 1
         }
     }

@@ -113,11 +113,12 @@ public final class TunnelEngine: TCPStackDelegate, UpstreamDelegate {
         dnsRedirect = DNSRedirect(resolvers: configuration.dnsResolvers, domains: configuration.dnsDomains)
         flow = packetFlow
         input = PacketBatch(format: packetFlow.format)
-        let output = PacketOutput(flow: packetFlow, mtu: configuration.mtu)
+        let output = PacketOutput(flow: packetFlow, mtu: configuration.mtu, marksDataChecksumsPartial: TCPStack.takesUnverifiedSegments)
         self.output = output
         do {
             // With segmentation offload lwIP's segments may be longer than the MTU: the flow cuts them.
-            stack = try TCPStack(mtu: configuration.mtu, largeSegments: output.takesSuperPackets) { packet in output.emit(packet) }
+            stack = try TCPStack(mtu: configuration.mtu, largeSegments: output.takesSuperPackets,
+                                 dataChecksumsLeftToOutput: output.marksDataChecksumsPartial) { packet in output.emit(packet) }
         } catch {
             throw TunnelError(.setup, "\(error)", isFatal: true)
         }
@@ -191,11 +192,7 @@ public final class TunnelEngine: TCPStackDelegate, UpstreamDelegate {
                 let packet = input.packet(i)
                 counters.packetsIn += 1
                 counters.bytesIn += packet.count
-                if let partial = input.offload(i).partialChecksum, !partial.complete(in: packet) {
-                    counters.malformed += 1
-                    continue
-                }
-                dispatch(UnsafeRawBufferPointer(packet))
+                dispatch(packet, partialChecksum: input.offload(i).partialChecksum)
             }
         }
     }

@@ -12,3 +12,19 @@ public struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Deterministic content of `count` bytes, different for each `seed`.
+public func content(_ count: Int, seed: UInt64) -> [UInt8] {
+    var rng = SplitMix64(seed: seed)
+    var bytes = [UInt8](repeating: 0, count: count)
+    var i = 0
+    while i < count {
+        var word = rng.next()
+        for _ in 0..<8 where i < count {
+            bytes[i] = UInt8(truncatingIfNeeded: word)
+            word >>= 8
+            i += 1
+        }
+    }
+    return bytes
+}

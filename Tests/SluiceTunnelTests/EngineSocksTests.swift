@@ -2,6 +2,7 @@ import SluiceProxy
 import SluiceSocks
 import SluiceTunnel
 import SluiceWire
+import SluiceTestSupport
 import XCTest
 
 /// The engine with a SOCKS5 upstream (`SocksUpstream`), in one process: the SOCKS5 server is Sluice's

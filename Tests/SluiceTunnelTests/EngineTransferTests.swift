@@ -1,5 +1,7 @@
 import Glibc
 import SluiceIO
+import SluiceStack
+import SluiceTestSupport
 import SluiceTunnel
 import SluiceWire
 import XCTest
@@ -60,6 +62,26 @@ final class EngineTransferTests: XCTestCase {
         XCTAssertTrue(harness.run(until: { app.isDone }, timeoutMilliseconds: 30_000))
         XCTAssertEqual(sha256(app.received), sha256(upload))
         XCTAssertGreaterThan(harness.engine.statistics().events["super-packets"] ?? 0, 0, "the engine joined segments")
+    }
+
+    /// A short answer is one lone segment: with data checksums left to the output (lwIP does not
+    /// sum what it copies where its checksum is Sluice's, as in this bundle), it too must leave
+    /// with a partial checksum, or the application (here the harness, which verifies every
+    /// checksum) would drop it.
+    func testALoneSegmentThroughASegmentingFlowIsWhole() throws {
+        echo.close()
+        harness.shutdown()
+        harness = nil
+        harness = try EngineHarness(offloads: [.checksum, .tcpSegmentation])
+        echo = try LoopTCPEchoServer(on: harness.host, loop: harness.loop)
+        harness.waitConnected()
+        XCTAssertTrue(TCPStack.takesUnverifiedSegments, "lwIP's checksum is Sluice's in this bundle (Package.swift)")
+        let app = harness.connectTCP(to: echo.endpoint)
+        let request = Array("one short request".utf8)
+        app.write(request)
+        app.shutdownWrite()
+        XCTAssertTrue(harness.run(until: { app.isDone }, timeoutMilliseconds: 10_000))
+        XCTAssertEqual(app.received, request)
     }
 
     /// A destination that reads nothing for a while: once its window and the relay's send buffer

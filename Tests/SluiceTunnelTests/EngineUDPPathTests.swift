@@ -2,6 +2,7 @@ import SluiceMux
 import SluiceRelay
 import SluiceTunnel
 import SluiceWire
+import SluiceTestSupport
 import XCTest
 
 /// The UDP path beside the carrier (docs/protocol.md §8), in one process: the engine and a real

@@ -30,9 +30,9 @@ final class SegmentCoalescerTests: XCTestCase {
         let output: PacketOutput
         var writes: [(packet: [UInt8], offload: PacketOffload)] = []
 
-        init(batchSize: Int = 1) {
+        init(batchSize: Int = 1, marksDataChecksumsPartial: Bool = false) {
             flow = MemoryPacketFlow(offloads: [.checksum, .tcpSegmentation], batchSize: batchSize)
-            output = PacketOutput(flow: flow, mtu: 1500)
+            output = PacketOutput(flow: flow, mtu: 1500, marksDataChecksumsPartial: marksDataChecksumsPartial)
             flow.output = { [unowned self] in self.writes += $0 }
         }
 
@@ -88,6 +88,29 @@ final class SegmentCoalescerTests: XCTestCase {
             let ok = write.packet.withUnsafeBytes { (try? PacketSummary(parsing: $0, checks: .all)) != nil }
             XCTAssertTrue(ok, "single packets are written unchanged, checksums valid")
         }
+    }
+
+    /// Where lwIP left data checksums to the output (`TCPStack.leavesDataChecksums`), every data
+    /// segment leaves partial, a lone one and one that joins nothing too, and completes to a valid
+    /// checksum whatever lwIP had written; a segment without data is written as lwIP made it.
+    func testWithDataChecksumsLeftToTheOutputEveryDataSegmentIsPartial() throws {
+        let c = Capture(marksDataChecksumsPartial: true)
+        let other = SocketEndpoint("10.20.0.3:80")!
+        var lone = segment(seq: 1, payload: [UInt8](repeating: 9, count: 700))
+        lone[36] ^= 0xFF  // lwIP's checksum, as it is when it skipped summing the data
+        var odd = segment(seq: 1, payload: [UInt8](repeating: 7, count: 300), flags: [.ack, .urg], from: other)
+        odd[37] ^= 0x0F
+        let fin = segment(seq: 301, payload: [], flags: [.ack, .fin], from: other)
+        for packet in [lone, odd, fin] { packet.withUnsafeBytes { c.output.emit($0) } }
+        c.flush()
+        XCTAssertEqual(c.writes.count, 3)
+        for (i, write) in c.writes.prefix(2).enumerated() {
+            XCTAssertNil(write.offload.tcpSegmentSize, "\(i): alone, not cut")
+            let (_, packet, summary) = try completed(write)
+            XCTAssertEqual(summary.length, packet.count)
+        }
+        XCTAssertEqual(c.writes[2].offload, .none)
+        XCTAssertEqual(c.writes[2].packet, fin)
     }
 
     /// With a GSO size below one MTU's worth (the first segment was short), a longer segment or one

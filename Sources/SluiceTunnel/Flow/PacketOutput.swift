@@ -22,10 +22,20 @@ final class PacketOutput {
     private(set) var counters = Counters()
     private var loggedFailure = false
 
-    init(flow: PacketFlow, mtu: Int) {
+    /// Whether every TCP data segment leaves with a partial checksum (the coalescer marks lone ones
+    /// too), so that lwIP need not sum what it copies (`TCPStack.leavesDataChecksums`).
+    let marksDataChecksumsPartial: Bool
+
+    /// - Parameter marksDataChecksumsPartial: asked for, and the flow has segmentation offload
+    ///   (so it completes partial checksums): the engine asks where lwIP's checksum is Sluice's.
+    init(flow: PacketFlow, mtu: Int, marksDataChecksumsPartial: Bool = false) {
         self.flow = flow
         batch = PacketBatch(format: flow.format)
-        if flow.format.offloads.contains(.tcpSegmentation) { coalescer = SegmentCoalescer(mtu: mtu, output: self) }
+        let offloads = flow.format.offloads
+        self.marksDataChecksumsPartial = marksDataChecksumsPartial && offloads.contains(.tcpSegmentation) && offloads.contains(.checksum)
+        if offloads.contains(.tcpSegmentation) {
+            coalescer = SegmentCoalescer(mtu: mtu, output: self, everyDataSegmentPartial: self.marksDataChecksumsPartial)
+        }
     }
 
     /// Whether lwIP may make segments longer than one MTU: the flow cuts super-packets itself.

@@ -30,22 +30,37 @@ final class SegmentCoalescer {
     private var pendingFIN = false
     private let mtu: Int
     private unowned let output: PacketOutput
+    /// Every TCP segment with data leaves with a partial checksum, a lone one too: lwIP did not sum
+    /// the bytes it copied (`TCPStack.leavesDataChecksums`), so the checksum it wrote is wrong.
+    private let everyDataSegmentPartial: Bool
     /// Super-packets committed (runs of more than one segment, or one segment longer than an MTU).
     private(set) var superPackets = 0
 
     /// - Parameters:
     ///   - mtu: the flow's MTU: no segment cut from a super-packet is longer.
     ///   - output: where packets go; the coalescer fills its next slot in place.
-    init(mtu: Int, output: PacketOutput) {
+    ///   - everyDataSegmentPartial: see the property.
+    init(mtu: Int, output: PacketOutput, everyDataSegmentPartial: Bool = false) {
         self.mtu = mtu
         self.output = output
+        self.everyDataSegmentPartial = everyDataSegmentPartial
     }
 
     /// One IP packet toward the application.
     func emit(_ packet: UnsafeRawBufferPointer) {
         if pendingLength > 0 && tryAppend(packet) { return }
         flush()
-        if !startPending(packet) { output.appendWhole(packet) }
+        if startPending(packet) { return }
+        if everyDataSegmentPartial, let s = Segment(packet), s.payloadLength > 0 {
+            // A data segment that joins nothing (flags a run does not take): alone, but partial too.
+            let raw = output.reserve()
+            UnsafeMutableRawBufferPointer(rebasing: raw[0..<packet.count]).copyMemory(from: packet)
+            let copy = UnsafeMutableRawBufferPointer(rebasing: raw[0..<packet.count])
+            Self.writePseudoHeaderSum(copy, ipHeaderLength: s.ipHeaderLength, isIPv6: s.isIPv6)
+            output.commitReserved(length: packet.count, offload: PacketOffload(partialChecksum: .init(start: s.ipHeaderLength, fieldOffset: 16)))
+            return
+        }
+        output.appendWhole(packet)
     }
 
     /// Commits the pending packet to the output batch. Called at the end of every loop turn and
@@ -64,6 +79,9 @@ final class SegmentCoalescer {
             offload = PacketOffload(tcpSegmentSize: segmentSize,
                                     partialChecksum: .init(start: ipHeaderLength, fieldOffset: 16))
             superPackets += 1
+        } else if everyDataSegmentPartial {
+            Self.writePseudoHeaderSum(packet, ipHeaderLength: ipHeaderLength, isIPv6: isIPv6)
+            offload = PacketOffload(partialChecksum: .init(start: ipHeaderLength, fieldOffset: 16))
         }
         output.commitReserved(length: pendingLength, offload: offload)
     }
@@ -120,21 +138,24 @@ final class SegmentCoalescer {
     /// checksum, and the TCP checksum field as the (uncomplemented) pseudo-header sum over the whole
     /// TCP length, which is what the kernel expects with NEEDS_CSUM.
     private func finishSuperPacket(_ packet: UnsafeMutableRawBufferPointer) {
-        let l4Length = pendingLength - ipHeaderLength
-        let source: IPAddress, destination: IPAddress
         if isIPv6 {
-            packet.storeBytes(of: UInt16(l4Length).bigEndian, toByteOffset: 4, as: UInt16.self)
-            source = IPAddress(v6In: UnsafeRawBufferPointer(packet), at: 8)
-            destination = IPAddress(v6In: UnsafeRawBufferPointer(packet), at: 24)
+            packet.storeBytes(of: UInt16(pendingLength - ipHeaderLength).bigEndian, toByteOffset: 4, as: UInt16.self)
         } else {
             packet.storeBytes(of: UInt16(pendingLength).bigEndian, toByteOffset: 2, as: UInt16.self)
             packet.storeBytes(of: UInt16(0), toByteOffset: 10, as: UInt16.self)
             let headerSum = Checksum.sum(UnsafeRawBufferPointer(rebasing: packet[0..<ipHeaderLength]))
             packet.storeBytes(of: Checksum.complement(headerSum).bigEndian, toByteOffset: 10, as: UInt16.self)
-            source = IPAddress(v4In: UnsafeRawBufferPointer(packet), at: 12)
-            destination = IPAddress(v4In: UnsafeRawBufferPointer(packet), at: 16)
         }
-        let pseudo = Checksum.pseudoHeaderSum(source: source, destination: destination, protocol: .tcp, length: l4Length)
+        Self.writePseudoHeaderSum(packet, ipHeaderLength: ipHeaderLength, isIPv6: isIPv6)
+    }
+
+    /// The TCP checksum field of `packet` (whole, its IP lengths right) as a partial checksum: the
+    /// uncomplemented pseudo-header sum over its TCP length, for the other end to complete.
+    private static func writePseudoHeaderSum(_ packet: UnsafeMutableRawBufferPointer, ipHeaderLength: Int, isIPv6: Bool) {
+        let bytes = UnsafeRawBufferPointer(packet)
+        let source = isIPv6 ? IPAddress(v6In: bytes, at: 8) : IPAddress(v4In: bytes, at: 12)
+        let destination = isIPv6 ? IPAddress(v6In: bytes, at: 24) : IPAddress(v4In: bytes, at: 16)
+        let pseudo = Checksum.pseudoHeaderSum(source: source, destination: destination, protocol: .tcp, length: packet.count - ipHeaderLength)
         packet.storeBytes(of: pseudo.bigEndian, toByteOffset: ipHeaderLength + 16, as: UInt16.self)
     }
 

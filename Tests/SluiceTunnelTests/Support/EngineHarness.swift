@@ -252,19 +252,3 @@ func sha256(_ bytes: [UInt8]) -> [UInt8] {
     _ = crypto_hash_sha256(&out, bytes, UInt64(bytes.count))
     return out
 }
-
-/// Deterministic content of `count` bytes, different for each `seed`.
-func content(_ count: Int, seed: UInt64) -> [UInt8] {
-    var rng = SplitMix64(seed: seed)
-    var bytes = [UInt8](repeating: 0, count: count)
-    var i = 0
-    while i < count {
-        var word = rng.next()
-        for _ in 0..<8 where i < count {
-            bytes[i] = UInt8(truncatingIfNeeded: word)
-            word >>= 8
-            i += 1
-        }
-    }
-    return bytes
-}
