@@ -10,9 +10,10 @@ import SluiceWire
 // The data path of one TCP byte, in order (as wireguard-go explains its own in device/send.go).
 //
 // Application → relay:
-//  1. The packet flow reports readable; `readFlow` reads a batch (`PacketFlow.readPackets`) and
-//     completes a partial checksum the flow left (offload).
-//  2. `dispatch` parses it once (`PacketSummary`): TCP goes to lwIP (`TCPStack.input`). A SYN for
+//  1. The packet flow reports readable; `readFlow` reads a batch (`PacketFlow.readPackets`).
+//  2. `dispatch` parses it once (`PacketSummary`): TCP goes to lwIP (`TCPStack.input`) — a segment
+//     the local kernel made with its checksum left partial (offload) unverified and as it is, other
+//     packets with a partial checksum completed first. A SYN for
 //     a new flow is held there and reported (`stack(_:didReceiveSYNFor:)`): the engine opens a
 //     stream through its `Upstream` (`FlowBridge.open`: OPEN on the least-loaded carrier, or a SOCKS5
 //     CONNECT), and only its success (OPEN_OK, the SOCKS reply) lets lwIP answer the SYN
@@ -36,6 +37,8 @@ import SluiceWire
 //     session; DATA reaches `FlowBridge.stream(_:didReceive:)`.
 //  2. `TCPFlow.write` copies into lwIP's send buffer as far as it has room (the rest waits in the
 //     bridge, bounded by the stream window); credit goes back to the relay only for bytes lwIP took.
+//     With offloads lwIP does not sum what it copies: every data segment leaves with a partial
+//     checksum for the kernel (`TCPStack.leavesDataChecksums`).
 //  3. End of turn as above: `tcp_output` emits the segments, `PacketOutput` joins and writes them;
 //     lwIP's `sent` callback (the application's ACKs) drains the bridge and returns more credit.
 //
