@@ -94,7 +94,7 @@ let package = Package(
         .testTarget(name: "SluiceBenchTests", dependencies: ["SluiceBench", "SluiceWire"]),
         .testTarget(name: "SluiceLoopTests", dependencies: ["SluiceLoop"]),
         .testTarget(name: "SluiceLogTests", dependencies: ["SluiceLog"]),
-        .testTarget(name: "SluiceCarrierTests", dependencies: ["SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceWire", "SluiceTestSupport"]),
+        .testTarget(name: "SluiceCarrierTests", dependencies: ["SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceTestSupport"]),
         .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceTestSupport"],
                     // As for sluice, so that lwIP here runs what it runs there (TCPStack.takesUnverifiedSegments).
                     linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),

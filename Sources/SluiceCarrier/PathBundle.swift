@@ -1,5 +1,13 @@
+import SluiceLoop
 import SluiceMux
 import SluiceWire
+
+/// What seals a `PathBundle`'s datagrams into a packet: the client's path, the relay's session.
+public protocol PathBundleSealer: AnyObject {
+    /// Seals what `bundle` holds as one packet (`PathHeader` of `bundle.kind`, the plaintext from
+    /// `bundle.take(into:)`) into the turn's batch, now.
+    func seal(_ bundle: PathBundle)
+}
 
 /// The datagrams one end has for a UDP path in one loop turn, gathered into one packet's plaintext
 /// (docs/protocol.md §8, BUNDLE; feature bit 2), for both ends: the client's `UDPPathClient` keeps
@@ -12,21 +20,23 @@ import SluiceWire
 /// per request than the carrier, which seals them all into one record (issue 14's note, perf and
 /// /proc CPU per request). Gathered, they pay that once.
 ///
-/// A datagram is never held for a later turn: the owner seals what is here at the end of the turn
-/// that brought it (`EventLoop.afterTurn`), or earlier when the next one would make the packet
-/// larger than the path carries. One datagram alone goes as a plain DATAGRAM, byte for byte what an
+/// A datagram is never held for a later turn: what is here is sealed at the end of the turn that
+/// brought it (`EventLoop.afterTurn`), or earlier when the next one would make the packet larger
+/// than the path carries (`add`). One datagram alone goes as a plain DATAGRAM, byte for byte what an
 /// end without the feature sends. Loop-confined like its owner.
 public final class PathBundle {
+    private unowned let loop: EventLoop
     /// Entries as a BUNDLE holds them: each a `length` u16 and a DATAGRAM plaintext.
     private let buffer: UnsafeMutableRawBufferPointer
     private var used = 0
     /// Datagrams held now.
     public private(set) var count = 0
-    /// Whether the owner asked the loop to seal this at the end of the turn.
-    public var sealScheduled = false
+    /// Whether the loop seals this at the end of the turn.
+    private var sealScheduled = false
 
-    /// Room for one packet of the largest size UDP carries.
-    public init() {
+    /// Room for one packet of the largest size UDP carries, sealed at the end of `loop`'s turns.
+    public init(loop: EventLoop) {
+        self.loop = loop
         buffer = .allocate(byteCount: 65_535 - PathHeader.length - PathHeader.tagLength, alignment: 16)
     }
 
@@ -47,6 +57,24 @@ public final class PathBundle {
         let room = min(maxPacket - PathHeader.length - PathHeader.tagLength, buffer.count)
         let prefix = PathMessage.bundleEntryPrefix
         return count == 0 ? datagramLength <= room : used + prefix + datagramLength <= room
+    }
+
+    /// Adds a datagram to the packet of this turn: `sealer` seals what is held first when the
+    /// datagram would make it larger than `maxPacket`, and again at the end of the turn. The
+    /// datagram must fit a packet alone (`fits` on an empty bundle).
+    public func add(stream: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer, maxPacket: Int,
+                    sealer: some PathBundleSealer) {
+        if !fits(datagramLength: PathMessage.datagramOverhead(endpoint: endpoint) + payload.count, maxPacket: maxPacket) {
+            sealer.seal(self)
+        }
+        if !sealScheduled {
+            sealScheduled = true
+            loop.afterTurn {  // strong: the sealer stays until the turn ends, and drops what it can no longer send
+                self.sealScheduled = false
+                sealer.seal(self)
+            }
+        }
+        append(stream: stream, endpoint: endpoint, payload: payload)
     }
 
     /// Adds a datagram; false when it does not fit the buffer (`fits` said so first).

@@ -1,4 +1,5 @@
 import SluiceCrypto
+import SluiceLoop
 import SluiceMux
 import SluiceWire
 import XCTest
@@ -88,7 +89,7 @@ final class PathPacketCarryTests: XCTestCase {
         let destination = Destination(host: .ip(IPAddress("192.0.2.7")!), port: 53)
         let first = session.openAssociation(to: destination, handler: handler)
         let second = session.openAssociation(to: destination, handler: handler)
-        let bundle = PathBundle()
+        let bundle = PathBundle(loop: try EventLoop())
         for (stream, data) in [(first.id, "one"), (77, "gone"), (second.id, "three")] {
             _ = Array(data.utf8).withUnsafeBytes { bundle.append(stream: stream, endpoint: endpoint, payload: $0) }
         }

@@ -1,6 +1,7 @@
 import SluiceCarrier
 import SluiceCrypto
 import SluiceLog
+import SluiceLoop
 import SluiceMux
 import SluiceWire
 
@@ -8,7 +9,7 @@ import SluiceWire
 /// and send counter, the client's address as the last authenticated packet showed it, and whether
 /// the client asked for datagrams on the path (UDP_PATH_USE). Made by `RelayUDPPath` when the
 /// client's HELLO put the feature in effect; ends with its carrier. Loop-confined.
-final class PathSession: CarrierUDPPath, MuxDatagramPath {
+final class PathSession: CarrierUDPPath, MuxDatagramPath, PathBundleSealer {
     let index: UInt32
     let client: ClientID
     unowned let carrier: Carrier
@@ -28,16 +29,21 @@ final class PathSession: CarrierUDPPath, MuxDatagramPath {
     var maxPacket = 0
     private(set) var closed = false
     /// Datagrams for the client this turn, not yet sealed, where bundles are in effect.
-    let pending = PathBundle()
+    let pending: PathBundle
 
-    init(index: UInt32, client: ClientID, carrier: Carrier, keys: PathKeys, owner: RelayUDPPath) {
+    init(index: UInt32, client: ClientID, carrier: Carrier, keys: PathKeys, owner: RelayUDPPath, loop: EventLoop) {
         self.index = index
         self.client = client
         self.carrier = carrier
         self.owner = owner
         opener = PathCipher(key: keys.receiving)
         sealer = PathCipher(key: keys.sending)
+        pending = PathBundle(loop: loop)
     }
+
+    // MARK: PathBundleSealer
+
+    func seal(_ bundle: PathBundle) { owner.seal(bundle, of: self) }
 
     // MARK: MuxDatagramPath
 

@@ -64,7 +64,7 @@ final class RelayUDPPath: DatagramBatchSender {
     func open(for carrier: Carrier, client: ClientID) {
         guard let keys = carrier.pathKeys, carrier.udpPath == nil else { return }
         let index = place.newIndex { sessions[$0] != nil }
-        let session = PathSession(index: index, client: client, carrier: carrier, keys: keys, owner: self)
+        let session = PathSession(index: index, client: client, carrier: carrier, keys: keys, owner: self, loop: loop)
         sessions[index] = session
         counters.sessions += 1
         carrier.udpPath = session
@@ -198,7 +198,7 @@ final class RelayUDPPath: DatagramBatchSender {
             return false
         }
         if session.carrier.session.features.contains(.udpPathBundles) {
-            bundle(on: session, stream: stream, endpoint: endpoint, payload: payload)
+            session.pending.add(stream: stream, endpoint: endpoint, payload: payload, maxPacket: session.maxPacket, sealer: session)
         } else {
             guard queue(on: session, kind: .datagram, size: size, to: peer, body: {
                 PathMessage.encodeDatagram(stream: stream, endpoint: endpoint, payload: payload, into: $0)
@@ -209,26 +209,9 @@ final class RelayUDPPath: DatagramBatchSender {
         return true
     }
 
-    /// Gathers the datagram with the turn's others for the same client into one packet
-    /// (`PathBundle`), sealed at the end of the turn or once the next would not fit.
-    private func bundle(on session: PathSession, stream: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) {
-        let pending = session.pending
-        if !pending.fits(datagramLength: PathMessage.datagramOverhead(endpoint: endpoint) + payload.count, maxPacket: session.maxPacket) {
-            sealPending(of: session)
-        }
-        if !pending.sealScheduled {
-            pending.sealScheduled = true
-            loop.afterTurn {  // strong: a closed session drops what it held
-                pending.sealScheduled = false
-                self.sealPending(of: session)
-            }
-        }
-        pending.append(stream: stream, endpoint: endpoint, payload: payload)
-    }
-
-    /// Seals a session's gathered datagrams as one packet to the client's newest address.
-    private func sealPending(of session: PathSession) {
-        let pending = session.pending
+    /// A session's gathered datagrams (`PathBundle`) as one packet to the client's newest address;
+    /// none once the session or the worker closed.
+    func seal(_ pending: PathBundle, of session: PathSession) {
         guard !pending.isEmpty else { return }
         guard !session.closed, !isShutDown, let peer = session.peer else { return pending.removeAll() }
         if queue(on: session, kind: pending.kind, size: PathHeader.length + pending.plaintextLength + PathHeader.tagLength, to: peer,

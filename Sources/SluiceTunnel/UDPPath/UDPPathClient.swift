@@ -20,7 +20,7 @@ import SluiceWire
 ///
 /// Packets go out a batch per loop turn (`DatagramBatch`: one `sendmmsg`, each packet sealed where
 /// it is sent from) and come in a burst per system call (`DatagramReceiver`: one `recvmmsg`).
-final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender {
+final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender, PathBundleSealer {
     let index: UInt32
     private unowned let carrier: Carrier
     private unowned let loop: EventLoop
@@ -44,7 +44,7 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender 
     private let outgoing: DatagramBatch
     private let receiver = DatagramReceiver(slots: 16)
     /// Datagrams of this turn not yet sealed, where bundles are in effect.
-    private let pending = PathBundle()
+    private let pending: PathBundle
 
     /// Packets one turn reads before the loop's other sockets get theirs.
     static let readsPerTurn = 256
@@ -56,6 +56,7 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender 
         self.loop = loop
         self.report = report
         outgoing = DatagramBatch(loop: loop, limit: 65_536)
+        pending = PathBundle(loop: loop)
         sealer = PathCipher(key: keys.sending)
         opener = PathCipher(key: keys.receiving)
         ipv4 = relay.address.isIPv4
@@ -103,7 +104,7 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender 
             return false
         }
         if carrier.session.features.contains(.udpPathBundles) {
-            bundle(stream: stream, endpoint: endpoint, payload: payload)
+            pending.add(stream: stream, endpoint: endpoint, payload: payload, maxPacket: maxPacket, sealer: self)
         } else {
             guard queue(.datagram, size: size, body: { PathMessage.encodeDatagram(stream: stream, endpoint: endpoint, payload: payload, into: $0) })
             else { return false }
@@ -117,27 +118,11 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender 
 
     // MARK: sending
 
-    /// Gathers the datagram with the turn's others into one packet (`PathBundle`), sealed at the
-    /// end of the turn or once the next would not fit.
-    private func bundle(stream: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) {
-        if !pending.fits(datagramLength: PathMessage.datagramOverhead(endpoint: endpoint) + payload.count, maxPacket: maxPacket) {
-            sealPending()
-        }
-        if !pending.sealScheduled {
-            pending.sealScheduled = true
-            loop.afterTurn {  // strong: `closed` stops it after carrierDidClose
-                self.pending.sealScheduled = false
-                self.sealPending()
-            }
-        }
-        pending.append(stream: stream, endpoint: endpoint, payload: payload)
-    }
-
-    /// Seals the gathered datagrams as one packet into the turn's batch.
-    private func sealPending() {
-        guard !pending.isEmpty else { return }
-        guard !closed else { return pending.removeAll() }
-        if queue(pending.kind, size: PathHeader.length + pending.plaintextLength + PathHeader.tagLength, body: { pending.take(into: $0) }) {
+    /// PathBundleSealer: the turn's gathered datagrams as one packet into the batch (none once closed).
+    func seal(_ bundle: PathBundle) {
+        guard !bundle.isEmpty else { return }
+        guard !closed else { return bundle.removeAll() }
+        if queue(bundle.kind, size: PathHeader.length + bundle.plaintextLength + PathHeader.tagLength, body: { bundle.take(into: $0) }) {
             report.counters.packetsOut += 1
         }
     }
