@@ -250,6 +250,17 @@ def _frames_until(carrier, ftype: int, seconds: float) -> list:
     return got
 
 
+def _relay_for_hand_made_carriers(runner, topology):
+    """A relay with a control socket, for carriers sluiceproto.py makes: (relay key, client key, control)."""
+    wd = runner.workdir
+    relay_key, client_key = h.make_keypair(wd, "relay"), h.make_keypair(wd, "client")
+    control = wd / "relay.sock"
+    relay = runner.start("relay", h.relay_argv(relay_key, [client_key.public], extra=["--control", str(control)]),
+                         ns=topology.relay)
+    h.wait_relay_listening(topology, relay)
+    return relay_key, client_key, control
+
+
 @pytest.mark.sluice
 @pytest.mark.e2e_timeout(90)
 def test_udp_path_spoken_by_hand(runner, topology, servers):
@@ -259,12 +270,7 @@ def test_udp_path_spoken_by_hand(runner, topology, servers):
     after UDP_PATH_USE(1). Garbage, a replayed probe, a probe under the wrong key and one for another
     index get no answer at all, and are counted. A client whose HELLO lacks the bit (one of the
     policy-refusals days) is offered nothing, and its datagrams ride the carrier as before."""
-    wd = runner.workdir
-    relay_key, client_key = h.make_keypair(wd, "relay"), h.make_keypair(wd, "client")
-    control = wd / "relay.sock"
-    relay = runner.start("relay", h.relay_argv(relay_key, [client_key.public], extra=["--control", str(control)]),
-                         ns=topology.relay)
-    h.wait_relay_listening(topology, relay)
+    relay_key, client_key, control = _relay_for_hand_made_carriers(runner, topology)
 
     old = _carrier(topology, relay_key, client_key, hello=sp.FEATURE_POLICY_REFUSALS)
     assert old.features & sp.FEATURE_UDP_PATH, "the relay advertises the UDP path in message 2"
@@ -329,12 +335,7 @@ def test_udp_path_bundles_spoken_by_hand(runner, topology, servers):
     and their answers come back on the path (as BUNDLEs or DATAGRAMs: whatever the relay had at
     once). A sealed BUNDLE whose entry runs past its end is dropped whole and counted; a BUNDLE from
     a client whose HELLO lacked bit 2 is dropped without an answer."""
-    wd = runner.workdir
-    relay_key, client_key = h.make_keypair(wd, "relay"), h.make_keypair(wd, "client")
-    control = wd / "relay.sock"
-    relay = runner.start("relay", h.relay_argv(relay_key, [client_key.public], extra=["--control", str(control)]),
-                         ns=topology.relay)
-    h.wait_relay_listening(topology, relay)
+    relay_key, client_key, control = _relay_for_hand_made_carriers(runner, topology)
 
     def path_for(bits):
         c = _carrier(topology, relay_key, client_key, hello=bits)
@@ -394,26 +395,31 @@ def test_udp_path_bundles_spoken_by_hand(runner, topology, servers):
         s_.close()
 
 
+def _against_an_old_binary(path: str, reason: str):
+    """A compatibility test's marks: run against the old sluice binary at `path` (an environment
+    variable names it; skipped with `reason` without one), once as the client and once as the relay."""
+    def mark(test):
+        for m in (pytest.mark.sluice, pytest.mark.skipif(not (path and os.access(path, os.X_OK)), reason=reason),
+                  pytest.mark.parametrize("old", ["client", "relay"]), pytest.mark.e2e_timeout(90)):
+            test = m(test)
+        return test
+    return mark
+
+
 PATHLESS_BIN = os.environ.get("SLUICE_PATHLESS_BIN", "")
 
 
-@pytest.mark.sluice
-@pytest.mark.skipif(not (PATHLESS_BIN and os.access(PATHLESS_BIN, os.X_OK)),
-                    reason="set SLUICE_PATHLESS_BIN to a sluice binary from before the UDP path (with feature negotiation)")
-@pytest.mark.parametrize("old", ["client", "relay"])
-@pytest.mark.e2e_timeout(90)
+@_against_an_old_binary(PATHLESS_BIN, "set SLUICE_PATHLESS_BIN to a sluice binary from before the UDP path (with feature negotiation)")
 def test_with_a_peer_from_before_the_udp_path(runner, topology, servers, old):
     """A new relay with a client from before the UDP path, and a new client with such a relay: the
     feature is not in effect (docs/protocol.md §1.1), no UDP_PATH is sent, nothing breaks, and UDP
     and TCP go on the carriers (200 UDP echoes, a download checked by sha256)."""
-    wd = runner.workdir
-    control = wd / "relay.sock"
-    relay, client = h.start_with_old_peer(runner, topology, PATHLESS_BIN, old, relay_extra=["--control", str(control)])
+    control, relay, client = _with_old_peer(runner, topology, PATHLESS_BIN, old)
     app = h.app_udp_socket(topology, "ipv4")
     for i in range(200):
         h.udp_echo(app, (netns.SERVER_V4, h.UDP_PORT), f"old peer {i}".encode())
     app.close()
-    out = wd / "down.bin"
+    out = runner.workdir / "down.bin"
     r = h.curl(topology, ["-o", str(out), h.url(topology, "ipv4", f"/bytes/{4 * content.MiB}")], max_time=30)
     assert r.ok and content.file_sha256(out) == content.sha256(4 * content.MiB)
     if old == "relay":
@@ -426,6 +432,17 @@ def test_with_a_peer_from_before_the_udp_path(runner, topology, servers, old):
         events = json.loads(cp.stdout)["relays"][0]["statistics"]["events"]
         assert "udp-paths-offered" not in events, events
     time.sleep(6)  # PINGs both ways have been answered
+    _assert_both_alive_without_protocol_errors(relay, client)
+
+
+def _with_old_peer(runner, topology, old_bin, old):
+    """A relay (with a control socket) and a client, one of them `old_bin`: (control, relay, client)."""
+    control = runner.workdir / "relay.sock"
+    relay, client = h.start_with_old_peer(runner, topology, old_bin, old, relay_extra=["--control", str(control)])
+    return control, relay, client
+
+
+def _assert_both_alive_without_protocol_errors(relay, client):
     assert client.alive() and relay.alive()
     assert "protocol error" not in h.tail(relay.log, 400) + h.tail(client.log, 400)
 
@@ -433,18 +450,12 @@ def test_with_a_peer_from_before_the_udp_path(runner, topology, servers, old):
 BUNDLELESS_BIN = os.environ.get("SLUICE_BUNDLELESS_BIN", "")
 
 
-@pytest.mark.sluice
-@pytest.mark.skipif(not (BUNDLELESS_BIN and os.access(BUNDLELESS_BIN, os.X_OK)),
-                    reason="set SLUICE_BUNDLELESS_BIN to a sluice binary with the UDP path from before its bundles")
-@pytest.mark.parametrize("old", ["client", "relay"])
-@pytest.mark.e2e_timeout(90)
+@_against_an_old_binary(BUNDLELESS_BIN, "set SLUICE_BUNDLELESS_BIN to a sluice binary with the UDP path from before its bundles")
 def test_with_a_peer_from_before_bundles(runner, topology, servers, old):
     """A new relay with a client from before bundles, and a new client with such a relay: bit 2 is
     not in effect (docs/protocol.md §1.1), the path validates and carries bursts of datagrams as
     before, a packet each, and nothing is lost."""
-    wd = runner.workdir
-    control = wd / "relay.sock"
-    relay, client = h.start_with_old_peer(runner, topology, BUNDLELESS_BIN, old, relay_extra=["--control", str(control)])
+    control, relay, client = _with_old_peer(runner, topology, BUNDLELESS_BIN, old)
     apps = [h.app_udp_socket(topology, "ipv4") for _ in range(16)]
     for app in apps:
         h.udp_echo(app, (netns.SERVER_V4, h.UDP_PORT), b"open")
@@ -472,5 +483,4 @@ def test_with_a_peer_from_before_bundles(runner, topology, servers, old):
         assert path["state"] == "up" and path["packetsSent"] == path["datagramsSent"] >= 300, path
     for app in apps:
         app.close()
-    assert client.alive() and relay.alive()
-    assert "protocol error" not in h.tail(relay.log, 400) + h.tail(client.log, 400)
+    _assert_both_alive_without_protocol_errors(relay, client)
