@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "SluiceControl", dependencies: ["SluiceSystem", "SluiceLoop", "SluiceLog"]),
         .target(name: "SluiceConfig", dependencies: ["SluiceSystem", "SluiceWire", "SluiceJSON", "SluiceBase64"]),
         .target(name: "SluiceStack", dependencies: ["CLwIP", "CSluiceShims", "SluiceWire", "SluiceLog"], swiftSettings: hotPath),
-        .target(name: "SluiceCarrier", dependencies: ["SluiceSystem", "SluiceIO", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
+        .target(name: "SluiceCarrier", dependencies: ["SluiceSystem", "SluiceIO", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceLog", "SluiceWire"], swiftSettings: hotPath),
         // The client engine: lwIP, UDP mappings, flows bridged to carrier streams, reconnects; driven by a PacketFlow.
         // No Linux host code (TUN, netlink, signals, files, cgroups) in its dependencies.
         .target(name: "SluiceTunnel", dependencies: ["CSluiceShims", "SluiceSystem", "SluiceIO", "SluiceWire", "SluiceStack", "SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceSocks", "SluiceLoop", "SluiceLog"], swiftSettings: hotPath),
