@@ -38,7 +38,10 @@ public enum PathPacket {
         case .datagram(let stream, let endpoint, let payload):
             return Refused(datagrams: 1, carried: session.sendDatagramOnCarrier(stream: stream, endpoint: endpoint, payload: payload) ? 1 : 0)
         case .bundle(let entries):
-            let carried = entries.filter { session.sendDatagramOnCarrier(stream: $0.stream, endpoint: $0.endpoint, payload: $0.payload) }.count
+            var carried = 0
+            for entry in entries where session.sendDatagramOnCarrier(stream: entry.stream, endpoint: entry.endpoint, payload: entry.payload) {
+                carried += 1
+            }
             return Refused(datagrams: entries.count, carried: carried)
         case .probe:
             return Refused(datagrams: 0, carried: 0)
