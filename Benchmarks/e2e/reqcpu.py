@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
-"""CPU time per request of the tunnel's client and relay for one of loadgen's request tests, and
-optionally where it goes (perf record), for one or more sluice binaries in turns.
+"""CPU time per unit of work of the tunnel's client and relay — per request for loadgen's UDP request
+tests, per GB for a one-stream iperf3 — and optionally where it goes (perf record), for one or more
+sluice binaries in turns.
 
     sudo flock /tmp/sluice-e2e.lock python3 Benchmarks/e2e/reqcpu.py [--test udp-rr] [--seconds 8] \\
         [--in-flight 16] [--rounds 1] [--perf DIR] BIN [BIN …]
 
-A rate says how many requests got through; when it moves, this says which side paid for it. For each
-binary (SLUICE_BIN) it brings up the bench's sluice mode (measure.py: the same three namespaces,
-servers and flags as `make bench`), runs `loadgen TEST` for `--seconds` with `--in-flight` requests
-outstanding, and divides each side's user and system CPU seconds (/proc, proc.cpu_user_system) by
-the requests answered. The figures are µs per request; a system-wide load lowers the rate but moves
-CPU per request much less, which is why this is the figure to compare builds by when the rates are
-noisy. With `--perf DIR`, `perf record -g` samples each side meanwhile (DIR/BIN-TEST-SIDE.data);
-perf's sampling costs a few per cent, so figures from such a round are marked.
+A rate says how much got through; when it moves, this says which side paid for it. For each binary
+(SLUICE_BIN) it brings up the bench's sluice mode (measure.py: the same three namespaces, servers and
+flags as `make bench`), runs the test for `--seconds` — `loadgen udp-rr|udp-new` with `--in-flight`
+requests outstanding, or iperf3 with one stream up (`iperf-up`) or down (`iperf-down`) — and divides
+each side's user and system CPU seconds (/proc, proc.cpu_user_system) by the requests answered (µs
+per request) or the GB received (s per GB). A system-wide load lowers the rate but moves CPU per unit
+much less, which is why this is the figure to compare builds by when the rates are noisy. With
+`--perf DIR`, `perf record -g` samples each side meanwhile (DIR/BIN-TEST-SIDE.data); perf's sampling
+costs a few per cent, so figures from such a round are marked.
 
 Prints a line per round and binary and, with `--json FILE`, writes them all.
 """
@@ -34,10 +36,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import bench  # noqa: E402  (also puts Tests/E2E on sys.path)
+import harness as h  # noqa: E402
 import measure  # noqa: E402
 from proc import cpu_user_system  # noqa: E402
 
-TESTS = ("udp-rr", "udp-new")
+TESTS = ("udp-rr", "udp-new", "iperf-up", "iperf-down")
 
 
 def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: Path, loadgen: Path,
@@ -54,34 +57,49 @@ def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: P
                 recorders.append(subprocess.Popen(["perf", "record", "-F", "2000", "-g", "-p", str(pid), "-o", str(out)],
                                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             time.sleep(0.5)  # perf attached before the load starts
+        iperf = test.startswith("iperf")
+        if iperf:
+            server = h.start_iperf3_server(run.runner, run.topo, measure.SERVER)
+            argv = ["iperf3", "-c", measure.SERVER, "-p", str(h.IPERF_PORT), "-t", str(seconds), "-J",
+                    *(["-R"] if test == "iperf-down" else [])]
+        else:
+            argv = [str(loadgen), test, measure.SERVER, str(measure.UDP_PORT), str(seconds), str(in_flight), str(run.s.udp_size)]
         before = {side: cpu_user_system(pid) for side, pid in sides.items()}
-        cp = run.topo.exec(run.topo.client, [str(loadgen), test, measure.SERVER, str(measure.UDP_PORT), str(seconds),
-                                             str(in_flight), str(run.s.udp_size)], timeout=seconds + 30)
+        cp = run.topo.exec(run.topo.client, argv, timeout=seconds + 30)
         after = {side: cpu_user_system(pid) for side, pid in sides.items()}
         for p in recorders:
             p.send_signal(signal.SIGINT)
             p.wait(timeout=30)
+        if iperf:
+            server.stop()
     if cp.returncode != 0:
-        raise RuntimeError(f"loadgen {test} exited {cp.returncode}: {cp.stderr.strip()}")
-    result = json.loads(cp.stdout.strip().splitlines()[-1])
-    answered = result["received"]
-    if answered <= 0:
-        raise RuntimeError(f"loadgen {test}: no request was answered")
-    row = {"binary": binary, "test": test, "in_flight": in_flight, "rate": result["rate"], "answered": answered,
-           "lost": result.get("lost", 0), "perf": perf_dir is not None}
+        raise RuntimeError(f"{argv[0]} {test} exited {cp.returncode}: {cp.stderr.strip() or cp.stdout[-500:]}")
+    row = {"binary": binary, "test": test, "perf": perf_dir is not None}
+    if iperf:
+        received = json.loads(cp.stdout)["end"]["sum_received"]
+        row.update(unit="s/GB", rate=received["bits_per_second"] / 1e9, rate_unit="Gbit/s", answered=received["bytes"])
+        per, scale = received["bytes"] / 1e9, 1.0
+    else:
+        result = json.loads(cp.stdout.strip().splitlines()[-1])
+        row.update(unit="µs/req", rate=result["rate"], rate_unit="/s", answered=result["received"], in_flight=in_flight,
+                   lost=result.get("lost", 0))
+        per, scale = result["received"], 1e6
+    if row["answered"] <= 0:
+        raise RuntimeError(f"{test}: nothing got through")
     for side in sides:
         user = after[side][0] - before[side][0]
         system = after[side][1] - before[side][1]
-        row[f"{side}_user_us"] = 1e6 * user / answered
-        row[f"{side}_sys_us"] = 1e6 * system / answered
-        row[f"{side}_us"] = 1e6 * (user + system) / answered
+        row[f"{side}_user"] = scale * user / per
+        row[f"{side}_sys"] = scale * system / per
+        row[f"{side}"] = scale * (user + system) / per
     return row
 
 
 def line(row: dict) -> str:
-    return (f"{Path(row['binary']).name}: {row['test']} ×{row['in_flight']} {row['rate']:,.0f}/s"
-            f"  client {row['client_us']:.2f} µs/req (user {row['client_user_us']:.2f}, sys {row['client_sys_us']:.2f})"
-            f"  relay {row['relay_us']:.2f} (user {row['relay_user_us']:.2f}, sys {row['relay_sys_us']:.2f})"
+    what = f"{row['test']} ×{row['in_flight']} {row['rate']:,.0f}/s" if "in_flight" in row else f"{row['test']} {row['rate']:.2f} Gbit/s"
+    return (f"{Path(row['binary']).name}: {what}"
+            f"  client {row['client']:.2f} {row['unit']} (user {row['client_user']:.2f}, sys {row['client_sys']:.2f})"
+            f"  relay {row['relay']:.2f} (user {row['relay_user']:.2f}, sys {row['relay_sys']:.2f})"
             + ("  [under perf]" if row["perf"] else ""))
 
 
@@ -90,7 +108,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("binaries", nargs="+", help="sluice binaries, measured in turns")
     ap.add_argument("--test", choices=TESTS, default="udp-rr", help="loadgen's test (default udp-rr)")
     ap.add_argument("--seconds", type=float, default=8, help="length of each loadgen run (default 8)")
-    ap.add_argument("--in-flight", type=int, default=16, help="requests outstanding (default 16, as make bench)")
+    ap.add_argument("--in-flight", type=int, default=16, help="requests outstanding in the UDP tests (default 16, as make bench)")
     ap.add_argument("--rounds", type=int, default=1, help="turns of each binary (default 1)")
     ap.add_argument("--perf", metavar="DIR", help="also perf record each side into DIR")
     ap.add_argument("--json", metavar="FILE", help="write every row here")
