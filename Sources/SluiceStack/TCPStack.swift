@@ -137,7 +137,9 @@ public final class TCPStack {
     }
 
     /// One IP packet the caller has already parsed (the client's TUN dispatch does, once per packet),
-    /// its TCP checksum verified by lwIP or, for a segment the local kernel made, not (`checksum`).
+    /// its TCP checksum verified by lwIP or, for a segment the local kernel made, not (`checksum`;
+    /// `.locallyMade` only where `takesUnverifiedSegments`, which the caller checked before it chose
+    /// not to complete the checksum).
     public func input(_ packet: UnsafeRawBufferPointer, summary info: PacketSummary, checksum: SegmentChecksum = .verify) {
         counters.packetsIn += 1
         guard info.protocol == .tcp else {
@@ -163,7 +165,7 @@ public final class TCPStack {
             }
             return
         }
-        if checksum == .locallyMade, Self.takesUnverifiedSegments {
+        if checksum == .locallyMade {
             let length = info.length - info.transportOffset
             feed(packet, destination: info.destination,
                  unverified: (info.transportOffset, length, Self.passingSum(source: info.source.address, destination: info.destination.address, length: length)))

@@ -53,9 +53,8 @@ final class SegmentCoalescer {
         if startPending(packet) { return }
         if everyDataSegmentPartial, let s = Segment(packet), s.payloadLength > 0 {
             // A data segment that joins nothing (flags a run does not take): alone, but partial too.
-            let raw = output.reserve()
-            UnsafeMutableRawBufferPointer(rebasing: raw[0..<packet.count]).copyMemory(from: packet)
-            let copy = UnsafeMutableRawBufferPointer(rebasing: raw[0..<packet.count])
+            let copy = UnsafeMutableRawBufferPointer(rebasing: output.reserve()[0..<packet.count])
+            copy.copyMemory(from: packet)
             Self.writePseudoHeaderSum(copy, ipHeaderLength: s.ipHeaderLength, isIPv6: s.isIPv6)
             output.commitReserved(length: packet.count, offload: PacketOffload(partialChecksum: .init(start: s.ipHeaderLength, fieldOffset: 16)))
             return
