@@ -1,20 +1,27 @@
 #!/usr/bin/env python3
 """CPU time per unit of work of the tunnel's client and relay — per request for loadgen's UDP request
-tests, per GB for a one-stream iperf3 — and optionally where it goes (perf record), for one or more
-sluice binaries in turns.
+tests, per GB for iperf3 — and optionally where it goes (perf record), for one or more sluice
+binaries in turns.
 
     sudo flock /tmp/sluice-e2e.lock python3 Benchmarks/e2e/reqcpu.py [--test udp-rr] [--seconds 8] \\
-        [--in-flight 16] [--rounds 1] [--perf DIR] BIN [BIN …]
+        [--in-flight 16] [--streams 1] [--rounds 1] [--perf DIR] [--syscalls] BIN|floor|floor-aead [BIN …]
 
 A rate says how much got through; when it moves, this says which side paid for it. For each binary
 (SLUICE_BIN) it brings up the bench's sluice mode (measure.py: the same three namespaces, servers and
 flags as `make bench`), runs the test for `--seconds` — `loadgen udp-rr|udp-new` with `--in-flight`
-requests outstanding, or iperf3 with one stream up (`iperf-up`) or down (`iperf-down`) — and divides
-each side's user and system CPU seconds (/proc, proc.cpu_user_system) by the requests answered (µs
-per request) or the GB received (s per GB). A system-wide load lowers the rate but moves CPU per unit
+requests outstanding, or iperf3 with `--streams` streams (one by default) up (`iperf-up`) or down
+(`iperf-down`) — and divides each side's user and system CPU seconds (/proc, proc.cpu_user_system)
+by the requests answered (µs per request) or the GB received (s per GB). A system-wide load lowers the rate but moves CPU per unit
 much less, which is why this is the figure to compare builds by when the rates are noisy. With
 `--perf DIR`, `perf record -g` samples each side meanwhile (DIR/BIN-TEST-SIDE.data); perf's sampling
 costs a few per cent, so figures from such a round are marked.
+
+In place of a binary, `floor` or `floor-aead` measures that floor mode's two forwarders (forward.c,
+floor.py) the same way: what the chain every proxy-style tunnel has costs, beside what Sluice costs.
+With `--syscalls`, `perf stat` counts each side's system calls meanwhile (all of them, and the reads,
+writes, epoll waits and batched datagram calls among them), and /proc its context switches and minor
+page faults, per request or per GB: whether a side pays for more trips into the kernel, or for more
+work in each.
 
 Prints a line per round and binary and, with `--json FILE`, writes them all.
 """
@@ -36,37 +43,89 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import bench  # noqa: E402  (also puts Tests/E2E on sys.path)
+import floor  # noqa: E402
 import harness as h  # noqa: E402
 import measure  # noqa: E402
 from proc import cpu_user_system  # noqa: E402
 
 TESTS = ("udp-rr", "udp-new", "iperf-up", "iperf-down")
+# What --syscalls counts: every entry, and these among them (a name per tracepoint, read with perf stat).
+SYSCALLS = ("read", "write", "readv", "writev", "recvfrom", "sendto", "recvmsg", "sendmsg", "recvmmsg", "sendmmsg",
+            "epoll_wait", "epoll_ctl")
+
+
+def start_counting(pid: int, out: Path) -> subprocess.Popen:
+    """perf stat over `pid`'s threads until SIGINT, each count a CSV line in `out`."""
+    events = ["raw_syscalls:sys_enter", *(f"syscalls:sys_enter_{name}" for name in SYSCALLS)]
+    return subprocess.Popen(["perf", "stat", "-x", ",", "-o", str(out), "-p", str(pid), *(a for e in events for a in ("-e", e))],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def switches_and_faults(pid: int) -> tuple[int, int, int]:
+    """Voluntary (it waited: epoll_wait, a blocking call) and involuntary (preempted) context switches
+    of all of `pid`'s threads so far (/proc/PID/task/*/status), and its minor page faults (/proc/PID/stat:
+    memory the allocator gave back to the system and touched again)."""
+    with open(f"/proc/{pid}/stat") as f:
+        faults = int(f.read().rsplit(")", 1)[1].split()[7])
+    voluntary = involuntary = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            for line in (task / "status").read_text().splitlines():
+                if line.startswith("voluntary_ctxt_switches:"):
+                    voluntary += int(line.split()[1])
+                elif line.startswith("nonvoluntary_ctxt_switches:"):
+                    involuntary += int(line.split()[1])
+        except OSError:
+            pass  # a thread that ended meanwhile
+    return voluntary, involuntary, faults
+
+
+def counted(out: Path) -> dict[str, int]:
+    """perf stat's CSV (count,unit,event,…) as {"all": n, "read": n, …}; events it could not count are left out."""
+    counts = {}
+    for line in out.read_text().splitlines():
+        fields = line.split(",")
+        if len(fields) < 3 or not fields[0].strip().isdigit():
+            continue
+        event = fields[2]
+        name = "all" if event == "raw_syscalls:sys_enter" else event.removeprefix("syscalls:sys_enter_")
+        counts[name] = int(fields[0])
+    return counts
 
 
 def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: Path, loadgen: Path,
-              perf_dir: Path | None) -> dict:
-    """One tunnel up with `binary`, one loadgen run, each side's CPU per request."""
-    os.environ["SLUICE_BIN"] = binary
-    run = measure.ModeRun("sluice", dataclasses.replace(measure.FULL), workdir, loadgen, bench.say)
+              perf_dir: Path | None, forward: Path | None = None, syscalls: bool = False, streams: int = 1) -> dict:
+    """One tunnel up with `binary` (or the floor mode it names), one test, each side's CPU per unit."""
+    mode = binary if binary in floor.MODES else "sluice"
+    if mode == "sluice":
+        os.environ["SLUICE_BIN"] = binary
+    run = measure.ModeRun(mode, dataclasses.replace(measure.FULL), workdir, loadgen, bench.say, forward)
+    name = Path(binary).name
     with run.one_tunnel():
         sides = {"client": run.client.pid, "relay": run.relay.pid}
-        recorders = []
+        recorders, counters = [], {}
         if perf_dir is not None:
             for side, pid in sides.items():
-                out = perf_dir / f"{Path(binary).name}-{test}-{side}.data"
+                out = perf_dir / f"{name}-{test}-{side}.data"
                 recorders.append(subprocess.Popen(["perf", "record", "-F", "2000", "-g", "-p", str(pid), "-o", str(out)],
                                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        if syscalls:
+            counters = {side: run.workdir / f"{side}-syscalls.csv" for side in sides}
+            recorders += [start_counting(pid, counters[side]) for side, pid in sides.items()]
+        if recorders:
             time.sleep(0.5)  # perf attached before the load starts
         iperf = test.startswith("iperf")
         if iperf:
             server = h.start_iperf3_server(run.runner, run.topo, measure.SERVER)
-            argv = ["iperf3", "-c", measure.SERVER, "-p", str(h.IPERF_PORT), "-t", str(seconds), "-J",
+            argv = ["iperf3", "-c", run.target, "-p", str(h.IPERF_PORT), "-t", str(seconds), "-J", "-P", str(streams),
                     *(["-R"] if test == "iperf-down" else [])]
         else:
-            argv = [str(loadgen), test, measure.SERVER, str(measure.UDP_PORT), str(seconds), str(in_flight), str(run.s.udp_size)]
+            argv = [str(loadgen), test, run.target, str(measure.UDP_PORT), str(seconds), str(in_flight), str(run.s.udp_size)]
         before = {side: cpu_user_system(pid) for side, pid in sides.items()}
+        switched = {side: switches_and_faults(pid) for side, pid in sides.items()}
         cp = run.topo.exec(run.topo.client, argv, timeout=seconds + 30)
         after = {side: cpu_user_system(pid) for side, pid in sides.items()}
+        switched = {side: tuple(b - a for a, b in zip(switched[side], switches_and_faults(pid))) for side, pid in sides.items()}
         for p in recorders:
             p.send_signal(signal.SIGINT)
             p.wait(timeout=30)
@@ -74,7 +133,7 @@ def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: P
             server.stop()
     if cp.returncode != 0:
         raise RuntimeError(f"{argv[0]} {test} exited {cp.returncode}: {cp.stderr.strip() or cp.stdout[-500:]}")
-    row = {"binary": binary, "test": test, "perf": perf_dir is not None}
+    row = {"binary": binary, "test": test, "perf": perf_dir is not None, **({"streams": streams} if iperf else {})}
     if iperf:
         received = json.loads(cp.stdout)["end"]["sum_received"]
         row.update(unit="s/GB", rate=received["bits_per_second"] / 1e9, rate_unit="Gbit/s", answered=received["bytes"])
@@ -92,29 +151,48 @@ def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: P
         row[f"{side}_user"] = scale * user / per
         row[f"{side}_sys"] = scale * system / per
         row[f"{side}"] = scale * (user + system) / per
+        if syscalls:
+            # Per request, or per GB: how many times each side crossed into the kernel for the work.
+            row[f"{side}_syscalls"] = {k: n / per for k, n in counted(counters[side]).items()}
+            row[f"{side}_switches"] = {"voluntary": switched[side][0] / per, "involuntary": switched[side][1] / per,
+                                       "faults": switched[side][2] / per}
     return row
 
 
 def line(row: dict) -> str:
-    what = f"{row['test']} ×{row['in_flight']} {row['rate']:,.0f}/s" if "in_flight" in row else f"{row['test']} {row['rate']:.2f} Gbit/s"
+    what = (f"{row['test']} ×{row['in_flight']} {row['rate']:,.0f}/s" if "in_flight" in row
+            else f"{row['test']} ×{row.get('streams', 1)} {row['rate']:.2f} Gbit/s")
     return (f"{Path(row['binary']).name}: {what}"
             f"  client {row['client']:.2f} {row['unit']} (user {row['client_user']:.2f}, sys {row['client_sys']:.2f})"
             f"  relay {row['relay']:.2f} (user {row['relay_user']:.2f}, sys {row['relay_sys']:.2f})"
-            + ("  [under perf]" if row["perf"] else ""))
+            + ("  [under perf]" if row["perf"] else "")
+            + "".join(f"\n  {side} per {row['unit'].split('/')[1]}: " + syscall_summary(row[f"{side}_syscalls"], row[f"{side}_switches"])
+                      for side in ("client", "relay") if f"{side}_syscalls" in row))
+
+
+def syscall_summary(counts: dict[str, float], switches: dict[str, float]) -> str:
+    """"syscalls 12,345 (read 1,234, write …); context switches 2,345 voluntary, 12 involuntary": the
+    calls a side made at all, most first."""
+    rest = sorted(((k, n) for k, n in counts.items() if k != "all" and n > 0), key=lambda kn: -kn[1])
+    return (f"syscalls {counts.get('all', 0):,.1f} (" + ", ".join(f"{k} {n:,.1f}" for k, n in rest) + "); "
+            f"context switches {switches['voluntary']:,.1f} voluntary, {switches['involuntary']:,.1f} involuntary; "
+            f"page faults {switches['faults']:,.1f}")
 
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("binaries", nargs="+", help="sluice binaries, measured in turns")
+    ap.add_argument("binaries", nargs="+", help="sluice binaries (or floor, floor-aead), measured in turns")
     ap.add_argument("--test", choices=TESTS, default="udp-rr", help="loadgen's test (default udp-rr)")
     ap.add_argument("--seconds", type=float, default=8, help="length of each loadgen run (default 8)")
     ap.add_argument("--in-flight", type=int, default=16, help="requests outstanding in the UDP tests (default 16, as make bench)")
     ap.add_argument("--rounds", type=int, default=1, help="turns of each binary (default 1)")
+    ap.add_argument("--streams", type=int, default=1, help="TCP streams of the iperf tests (iperf3 -P; default 1)")
     ap.add_argument("--perf", metavar="DIR", help="also perf record each side into DIR")
+    ap.add_argument("--syscalls", action="store_true", help="also count each side's system calls (perf stat)")
     ap.add_argument("--json", metavar="FILE", help="write every row here")
     args = ap.parse_args(argv)
     for b in args.binaries:
-        if not os.access(b, os.X_OK):
+        if b not in floor.MODES and not os.access(b, os.X_OK):
             ap.error(f"{b} is not an executable file")
     if os.geteuid() != 0:
         bench.say("reqcpu: it makes network namespaces and a TUN device: run it as root")
@@ -126,10 +204,11 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="sluice-reqcpu-") as tmp:
         workdir = Path(tmp)
         loadgen = bench.compile_c(workdir, "loadgen")
+        forward = bench.compile_c(workdir, "forward", ("-lgcrypt",)) if set(args.binaries) & set(floor.MODES) else None
         for i in range(args.rounds):
             for b in args.binaries:
-                row = one_round(str(Path(b).resolve()), args.test, args.seconds, args.in_flight, workdir / f"{i}-{len(rows)}", loadgen,
-                                perf_dir)
+                row = one_round(b if b in floor.MODES else str(Path(b).resolve()), args.test, args.seconds, args.in_flight,
+                                workdir / f"{i}-{len(rows)}", loadgen, perf_dir, forward, args.syscalls, args.streams)
                 rows.append(row)
                 print(line(row), flush=True)
     if args.json:

@@ -40,3 +40,22 @@ def test_refuses_what_is_not_an_executable(tmp_path, capsys):
         reqcpu.main([str(tmp_path / "missing")])
     assert exit.value.code == 2
     assert "is not an executable file" in capsys.readouterr().err
+
+
+@pytest.mark.e2e_timeout(90)
+def test_a_floor_mode_and_the_system_calls_each_side_makes(tmp_path):
+    """floor-aead in place of a binary, two streams down, with --syscalls: both forwarders read and
+    write for every GB (a forwarder that moved bytes without a read and a write per side would be no
+    forwarder), and each side's context switches and page faults are counted."""
+    out = tmp_path / "rows.json"
+    assert reqcpu.main(["--test", "iperf-down", "--streams", "2", "--seconds", "1", "--syscalls", "--json", str(out),
+                        "floor-aead"]) == 0
+    row = json.loads(out.read_text())["rows"][0]
+    assert row["binary"] == "floor-aead" and row["streams"] == 2 and row["answered"] > 10 << 20, row
+    for side in ("client", "relay"):
+        calls = row[f"{side}_syscalls"]
+        assert calls["read"] > 0 and calls["write"] > 0, row
+        assert calls["all"] >= sum(n for k, n in calls.items() if k != "all"), row
+        switches = row[f"{side}_switches"]
+        assert set(switches) == {"voluntary", "involuntary", "faults"} and all(n >= 0 for n in switches.values()), row
+        assert switches["voluntary"] + switches["involuntary"] > 0, row
