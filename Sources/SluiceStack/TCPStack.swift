@@ -34,8 +34,12 @@ public struct StackCounters: Sendable {
 /// original destination as their local address. Only one TCPStack may exist per process (lwIP's
 /// state is global), and nothing but the owning thread may ever call into it.
 public final class TCPStack {
-    /// Send buffer of each accepted flow: 256 KiB, four times lwIP's compiled-in 64 KiB.
-    static let sendBuffer: UInt32 = 256 * 1024
+    /// Send buffer of each accepted flow: 1 MiB, sixteen times lwIP's compiled-in 64 KiB, and below the
+    /// ~1.4 MiB its TCP_SND_QUEUELEN (180 segments of 8 KiB) allows. A stream's window lets the relay
+    /// send up to 2 MiB ahead (docs/protocol.md §4.3); what lwIP cannot take waits in `FlowBridge`'s
+    /// queue and is copied once more. Four downloads at once, whose application reads slower than the
+    /// tunnel delivers, filled 256 KiB and went through that queue.
+    static let sendBuffer: UInt32 = 1024 * 1024
     /// Payload of one lwIP segment with `largeSegments`. lwIP keeps its congestion window in 16 bits
     /// and computes 4 × MSS (initial window) and ssthresh + 3 × MSS (fast recovery) in it: 8 KiB keeps
     /// both below 64 KiB. (It also never makes segments above half the peer's largest window.)

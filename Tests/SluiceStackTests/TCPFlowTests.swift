@@ -143,6 +143,31 @@ final class TCPFlowTests: StackTestCase {
         }
     }
 
+    /// With large segments a flow queues 1 MiB toward an application that has acknowledged nothing
+    /// yet (TCPStack.sendBuffer), in the 32 KiB writes a stream's DATA frames arrive in; then no more.
+    func testAFlowQueuesAMebibyteAheadOfTheApplication() throws {
+        harness.stack.shutdown()
+        let large = try StackHarness(mtu: 1500, largeSegments: true)
+        defer { large.stack.shutdown() }
+        var app = Application(from: "10.0.0.2:\(freshPort())", to: "203.0.113.7:443")
+        large.input(app.syn())
+        large.stack.admit(app.key)
+        let synAck = try XCTUnwrap(large.tun.takeSegments().first { $0.flags == [.syn, .ack] })
+        app.ack = synAck.sequenceNumber &+ 1
+        large.input(app.segment(.ack))
+        let flow = try XCTUnwrap(large.delegate.accepted.last)
+        let frame = [UInt8](repeating: 0x5A, count: 32 * 1024)
+        var taken = 0
+        while taken < 2 << 20 {
+            let n = frame.withUnsafeBytes { flow.write($0) }
+            taken += n
+            if n < frame.count { break }
+        }
+        XCTAssertEqual(taken, 1 << 20, "lwIP's send buffer of an accepted flow")
+        XCTAssertEqual(flow.writableBytes, 0)
+        flow.abort()
+    }
+
     func testApplicationFINEndsInputAfterTheData() throws {
         var app = Application(from: "10.0.0.2:\(freshPort())", to: "203.0.113.7:443")
         let flow = try harness.connect(&app)
