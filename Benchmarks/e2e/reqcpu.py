@@ -11,10 +11,11 @@ A rate says how much got through; when it moves, this says which side paid for i
 flags as `make bench`), runs the test for `--seconds` — `loadgen udp-rr|udp-new` with `--in-flight`
 requests outstanding, or iperf3 with `--streams` streams (one by default) up (`iperf-up`) or down
 (`iperf-down`) — and divides each side's user and system CPU seconds (/proc, proc.cpu_user_system)
-by the requests answered (µs per request) or the GB received (s per GB). A system-wide load lowers the rate but moves CPU per unit
-much less, which is why this is the figure to compare builds by when the rates are noisy. With
-`--perf DIR`, `perf record -g` samples each side meanwhile (DIR/BIN-TEST-SIDE.data); perf's sampling
-costs a few per cent, so figures from such a round are marked.
+by the requests answered (µs per request) or the GB received (s per GB). A system-wide load lowers
+the rate but moves CPU per unit much less, which is why this is the figure to compare builds by when
+the rates are noisy. With `--perf DIR`, `perf record -g` samples each side meanwhile
+(DIR/BIN-TEST-SIDE.data); perf's sampling costs a few per cent, so figures from such a round are
+marked.
 
 In place of a binary, `floor` or `floor-aead` measures that floor mode's two forwarders (forward.c,
 floor.py) the same way: what the chain every proxy-style tunnel has costs, beside what Sluice costs.
@@ -122,10 +123,11 @@ def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: P
         else:
             argv = [str(loadgen), test, run.target, str(measure.UDP_PORT), str(seconds), str(in_flight), str(run.s.udp_size)]
         before = {side: cpu_user_system(pid) for side, pid in sides.items()}
-        switched = {side: switches_and_faults(pid) for side, pid in sides.items()}
+        switched = {side: switches_and_faults(pid) for side, pid in sides.items()} if syscalls else {}
         cp = run.topo.exec(run.topo.client, argv, timeout=seconds + 30)
         after = {side: cpu_user_system(pid) for side, pid in sides.items()}
-        switched = {side: tuple(b - a for a, b in zip(switched[side], switches_and_faults(pid))) for side, pid in sides.items()}
+        switched = {side: tuple(b - a for a, b in zip(switched[side], switches_and_faults(pid)))
+                    for side, pid in sides.items()} if syscalls else {}
         for p in recorders:
             p.send_signal(signal.SIGINT)
             p.wait(timeout=30)
@@ -154,8 +156,8 @@ def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: P
         if syscalls:
             # Per request, or per GB: how many times each side crossed into the kernel for the work.
             row[f"{side}_syscalls"] = {k: n / per for k, n in counted(counters[side]).items()}
-            row[f"{side}_switches"] = {"voluntary": switched[side][0] / per, "involuntary": switched[side][1] / per,
-                                       "faults": switched[side][2] / per}
+            row[f"{side}_switches"] = {"voluntary": switched[side][0] / per, "involuntary": switched[side][1] / per}
+            row[f"{side}_faults"] = switched[side][2] / per
     return row
 
 
@@ -166,29 +168,31 @@ def line(row: dict) -> str:
             f"  client {row['client']:.2f} {row['unit']} (user {row['client_user']:.2f}, sys {row['client_sys']:.2f})"
             f"  relay {row['relay']:.2f} (user {row['relay_user']:.2f}, sys {row['relay_sys']:.2f})"
             + ("  [under perf]" if row["perf"] else "")
-            + "".join(f"\n  {side} per {row['unit'].split('/')[1]}: " + syscall_summary(row[f"{side}_syscalls"], row[f"{side}_switches"])
+            + "".join(f"\n  {side} per {row['unit'].split('/')[1]}: "
+                      + syscall_summary(row[f"{side}_syscalls"], row[f"{side}_switches"], row[f"{side}_faults"])
                       for side in ("client", "relay") if f"{side}_syscalls" in row))
 
 
-def syscall_summary(counts: dict[str, float], switches: dict[str, float]) -> str:
-    """"syscalls 12,345 (read 1,234, write …); context switches 2,345 voluntary, 12 involuntary": the
-    calls a side made at all, most first."""
+def syscall_summary(counts: dict[str, float], switches: dict[str, float], faults: float) -> str:
+    """"syscalls 12,345 (read 1,234, write …); context switches 2,345 voluntary, 12 involuntary; page
+    faults 3": the calls a side made at all, most first."""
     rest = sorted(((k, n) for k, n in counts.items() if k != "all" and n > 0), key=lambda kn: -kn[1])
     return (f"syscalls {counts.get('all', 0):,.1f} (" + ", ".join(f"{k} {n:,.1f}" for k, n in rest) + "); "
             f"context switches {switches['voluntary']:,.1f} voluntary, {switches['involuntary']:,.1f} involuntary; "
-            f"page faults {switches['faults']:,.1f}")
+            f"page faults {faults:,.1f}")
 
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("binaries", nargs="+", help="sluice binaries (or floor, floor-aead), measured in turns")
-    ap.add_argument("--test", choices=TESTS, default="udp-rr", help="loadgen's test (default udp-rr)")
-    ap.add_argument("--seconds", type=float, default=8, help="length of each loadgen run (default 8)")
+    ap.add_argument("--test", choices=TESTS, default="udp-rr", help="loadgen's UDP test or iperf3 one way (default udp-rr)")
+    ap.add_argument("--seconds", type=float, default=8, help="length of each test run (default 8)")
     ap.add_argument("--in-flight", type=int, default=16, help="requests outstanding in the UDP tests (default 16, as make bench)")
     ap.add_argument("--rounds", type=int, default=1, help="turns of each binary (default 1)")
     ap.add_argument("--streams", type=int, default=1, help="TCP streams of the iperf tests (iperf3 -P; default 1)")
     ap.add_argument("--perf", metavar="DIR", help="also perf record each side into DIR")
-    ap.add_argument("--syscalls", action="store_true", help="also count each side's system calls (perf stat)")
+    ap.add_argument("--syscalls", action="store_true",
+                    help="also count each side's system calls (perf stat), context switches and page faults")
     ap.add_argument("--json", metavar="FILE", help="write every row here")
     args = ap.parse_args(argv)
     for b in args.binaries:
