@@ -150,12 +150,7 @@ final class TCPFlowTests: StackTestCase {
         let large = try StackHarness(mtu: 1500, largeSegments: true)
         defer { large.stack.shutdown() }
         var app = Application(from: "10.0.0.2:\(freshPort())", to: "203.0.113.7:443")
-        large.input(app.syn())
-        large.stack.admit(app.key)
-        let synAck = try XCTUnwrap(large.tun.takeSegments().first { $0.flags == [.syn, .ack] })
-        app.ack = synAck.sequenceNumber &+ 1
-        large.input(app.segment(.ack))
-        let flow = try XCTUnwrap(large.delegate.accepted.last)
+        let flow = try large.connect(&app)
         let frame = [UInt8](repeating: 0x5A, count: 32 * 1024)
         var taken = 0
         while taken < 2 << 20 {
