@@ -40,9 +40,13 @@ public final class TCPStack {
     /// queue and is copied once more. Four downloads at once, whose application reads slower than the
     /// tunnel delivers, filled 256 KiB and went through that queue.
     static let sendBuffer: UInt32 = 1024 * 1024
-    /// Payload of one lwIP segment with `largeSegments`. lwIP keeps its congestion window in 16 bits
-    /// and computes 4 × MSS (initial window) and ssthresh + 3 × MSS (fast recovery) in it: 8 KiB keeps
-    /// both below 64 KiB. (It also never makes segments above half the peer's largest window.)
+    /// Payload of one lwIP segment with `largeSegments`: 8 KiB, where the MSS's 1,460 bytes cost a
+    /// download's client a quarter to a third more CPU per GB (3b6ee0c). lwIP's windows are 32 bits here
+    /// (Debian's lwipopts.h sets LWIP_WND_SCALE, so `tcpwnd_size_t` is u32), so a larger payload would
+    /// fit; but 9,355 or 16,371 bytes left a download's TUN writes per GB where they were
+    /// (`Benchmarks/e2e/reqcpu.py --test iperf-down --syscalls`): one kernel ACK, not the 64 KiB a
+    /// super-packet may hold, sets how much goes out at once. (lwIP never makes segments above half
+    /// the peer's largest window.)
     static let largeSegmentPayload: UInt16 = 8192
 
     /// Whether lwIP's segments toward the application may exceed the MTU, because the output path
