@@ -113,24 +113,28 @@ def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: P
         if syscalls:
             counters = {side: run.workdir / f"{side}-syscalls.csv" for side in sides}
             recorders += [start_counting(pid, counters[side]) for side, pid in sides.items()]
-        if recorders:
-            time.sleep(0.5)  # perf attached before the load starts
         iperf = test.startswith("iperf")
-        if iperf:
-            server = h.start_iperf3_server(run.runner, run.topo, measure.SERVER)
-            argv = ["iperf3", "-c", run.target, "-p", str(h.IPERF_PORT), "-t", str(seconds), "-J", "-P", str(streams),
-                    *(["-R"] if test == "iperf-down" else [])]
-        else:
-            argv = [str(loadgen), test, run.target, str(measure.UDP_PORT), str(seconds), str(in_flight), str(run.s.udp_size)]
-        before = {side: cpu_user_system(pid) for side, pid in sides.items()}
-        switched = {side: switches_and_faults(pid) for side, pid in sides.items()} if syscalls else {}
-        cp = run.topo.exec(run.topo.client, argv, timeout=seconds + 30)
-        after = {side: cpu_user_system(pid) for side, pid in sides.items()}
-        switched = {side: tuple(b - a for a, b in zip(switched[side], switches_and_faults(pid)))
-                    for side, pid in sides.items()} if syscalls else {}
-        for p in recorders:
-            p.send_signal(signal.SIGINT)
-            p.wait(timeout=30)
+        try:
+            if recorders:
+                time.sleep(0.5)  # perf attached before the load starts
+            if iperf:
+                server = h.start_iperf3_server(run.runner, run.topo, measure.SERVER)
+                argv = ["iperf3", "-c", run.target, "-p", str(h.IPERF_PORT), "-t", str(seconds), "-J", "-P", str(streams),
+                        *(["-R"] if test == "iperf-down" else [])]
+            else:
+                argv = [str(loadgen), test, run.target, str(measure.UDP_PORT), str(seconds), str(in_flight),
+                        str(run.s.udp_size)]
+            before = {side: cpu_user_system(pid) for side, pid in sides.items()}
+            switched = {side: switches_and_faults(pid) for side, pid in sides.items()} if syscalls else {}
+            cp = run.topo.exec(run.topo.client, argv, timeout=seconds + 30)
+            after = {side: cpu_user_system(pid) for side, pid in sides.items()}
+            switched = {side: tuple(b - a for a, b in zip(switched[side], switches_and_faults(pid)))
+                        for side, pid in sides.items()} if syscalls else {}
+        finally:
+            # Stopped also when the test failed: perf writes its file on SIGINT and exits.
+            for p in recorders:
+                p.send_signal(signal.SIGINT)
+                p.wait(timeout=30)
         if iperf:
             server.stop()
     if cp.returncode != 0:
