@@ -23,18 +23,30 @@ public final class RecordOpener {
         self.init(key: key, rekeyInterval: rekeyInterval, startingCounter: 0)
     }
 
-    /// Starts at an arbitrary record number: only for tests of the counter limit.
-    init(key: SymmetricKey, rekeyInterval: UInt64, startingCounter: UInt64) {
-        schedule = RecordKeySchedule(key: key, rekeyInterval: rekeyInterval, counter: startingCounter)
-        buffer = ByteQueue(capacity: Self.bufferCapacity)
+    /// - Parameter bufferCapacity: the buffer's size, at least `bufferCapacity` (the default); a
+    ///   larger one moves less (see `bufferCapacity`) and lets a read take more.
+    public convenience init(key: SymmetricKey, rekeyInterval: UInt64 = RecordFormat.defaultRekeyInterval, bufferCapacity: Int) {
+        self.init(key: key, rekeyInterval: rekeyInterval, startingCounter: 0, bufferCapacity: bufferCapacity)
     }
 
-    /// The buffer's size, 126 KiB: the largest partial record a drained opener holds (65,536 bytes:
-    /// one more completes the largest record, which is then opened) and a read of `receiveMinimum`
-    /// bytes behind it, so that reading through `receive` never grows the buffer. Kept under 128 KiB
-    /// with AddressSanitizer's 2 KiB redzone on top (its primary allocator serves blocks up to
-    /// 128 KiB; anything larger is a fresh mmap, which made the record fuzzer slow, Fuzz/README.md).
-    static let bufferCapacity = 126 * 1024
+    /// Starts at an arbitrary record number: only for tests of the counter limit.
+    init(key: SymmetricKey, rekeyInterval: UInt64, startingCounter: UInt64, bufferCapacity: Int = RecordOpener.bufferCapacity) {
+        precondition(bufferCapacity >= Self.bufferCapacity, "an opener's buffer holds at least \(Self.bufferCapacity) bytes")
+        schedule = RecordKeySchedule(key: key, rekeyInterval: rekeyInterval, counter: startingCounter)
+        buffer = ByteQueue(capacity: bufferCapacity)
+    }
+
+    /// The smallest buffer and the default, 126 KiB: the largest partial record a drained opener
+    /// holds (65,536 bytes: one more completes the largest record, which is then opened) and a read
+    /// of `receiveMinimum` bytes behind it, so that reading through `receive` never grows the buffer.
+    /// Kept under 128 KiB with AddressSanitizer's 2 KiB redzone on top (its primary allocator serves
+    /// blocks up to 128 KiB; anything larger is a fresh mmap, which made the record fuzzer slow,
+    /// Fuzz/README.md). Each time reads reach the end, the partial record left over moves to the
+    /// front: with this size, on a busy carrier, every read or two.
+    public static let bufferCapacity = 126 * 1024
+
+    /// Bytes the buffer has moved to make room (`ByteQueue.movedByteCount`).
+    public var movedByteCount: Int { buffer.movedByteCount }
 
     /// The room `receive` offers at least by default (62 KiB): what the buffer has left behind the
     /// largest partial record.

@@ -16,6 +16,9 @@ public final class ByteQueue {
     public private(set) var capacity: Int
     private var readIndex = 0
     private var writeIndex = 0
+    /// Unread bytes moved to the front so far, to make room behind them: what a queue's size costs
+    /// in copies (the carrier's record opener is sized by it).
+    public private(set) var movedByteCount = 0
 
     /// Two of the largest carrier records (65,537 bytes each, docs/protocol.md §2): what a record
     /// queue holds at least, so the default never grows for one record in flight.
@@ -100,6 +103,7 @@ public final class ByteQueue {
         let unread = count
         if unread + minimum <= capacity, readIndex > 0 {
             memmove(storage, storage + readIndex, unread)
+            movedByteCount += unread
         } else {
             var newCapacity = capacity
             while newCapacity < unread + minimum { newCapacity *= 2 }

@@ -44,6 +44,44 @@ final class RecordOpenerBufferTests: XCTestCase {
         XCTAssertEqual(opener.bufferedByteCount, 0)
     }
 
+    /// A busy carrier's reads take all the room there is and end inside a record, whose start then
+    /// moves to the front: a buffer four times the smallest moves that partial record a quarter as
+    /// often, and never grows either.
+    func testALargerBufferMovesLessOfAStream() throws {
+        let sealer = RecordSealer(key: key)
+        let wire = ByteQueue()
+        // Records as a download's DATA frames fill them (32 KiB and a frame header), 24 MiB in all.
+        let record = [UInt8](repeating: 0x5A, count: 32 * 1024 + 9)
+        for _ in 0..<768 { try sealer.seal(record, into: wire) }
+        let stream = Array(wire.readableBytes)
+
+        func moved(capacity: Int) throws -> Int {
+            let opener = RecordOpener(key: key, bufferCapacity: capacity)
+            var at = 0
+            var opened = 0
+            while at < stream.count {
+                opener.receive { region in
+                    // A socket holding 200 KiB: the read takes that or the room offered.
+                    let n = min(region.count, 200 * 1024, stream.count - at)
+                    stream.withUnsafeBytes { region.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[at..<at + n])) }
+                    at += n
+                    return n
+                }
+                XCTAssertEqual(opener.bufferCapacityNow, capacity)
+                while let r = try opener.nextRecord() {
+                    XCTAssertEqual(r.count, record.count)
+                    opened += 1
+                }
+            }
+            XCTAssertEqual(opened, 768)
+            return opener.movedByteCount
+        }
+        let small = try moved(capacity: RecordOpener.bufferCapacity)
+        let large = try moved(capacity: 4 * RecordOpener.bufferCapacity)
+        XCTAssertGreaterThan(small, stream.count / 10, "the smallest buffer moves a partial record every read or two")
+        XCTAssertLessThan(large * 3, small, "moved \(large) bytes with 504 KiB, \(small) with 126 KiB")
+    }
+
     /// The size that keeps the buffer out of AddressSanitizer's mmap path: a block plus its 2 KiB
     /// redzone within 128 KiB, with room for the largest partial record and a 62 KiB read.
     func testBufferFitsAddressSanitizersPrimaryAllocator() {
