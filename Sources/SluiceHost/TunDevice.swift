@@ -101,6 +101,15 @@ public final class TunDevice: Sendable {
         }
     }
 
+    /// Writes one packet from `count` pieces (`writev`): one packet, as one `write` of their bytes.
+    public func write(gathering pieces: UnsafePointer<iovec>, count: Int) throws(HostError) -> IOResult<Int> {
+        do {
+            return try syscallRetrying("writev") { Glibc.writev(fd, pieces, Int32(count)) }
+        } catch {
+            throw .tunIO(device: name, operation: "writev", errno: error.code)
+        }
+    }
+
     /// Sets the offloads the kernel may use towards us (`TUNSETOFFLOAD`, `TUN_F_*` bits such as
     /// `TUN_F_CSUM | TUN_F_TSO4`). Only meaningful with `Options.vnetHeader`.
     public func setOffloads(_ flags: UInt32) throws(HostError) {

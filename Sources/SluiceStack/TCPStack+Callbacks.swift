@@ -12,7 +12,9 @@ private func writePacket(_ netif: UnsafeMutablePointer<netif>?, _ p: UnsafeMutab
     guard let p else { return err_t(ERR_OK.rawValue) }
     let stack = stack(of: netif)
     if p.pointee.next == nil {
+        stack.outputBuffer = p
         stack.emit(UnsafeRawBufferPointer(start: p.pointee.payload, count: Int(p.pointee.len)))
+        stack.outputBuffer = nil
     } else {
         let total = Int(p.pointee.tot_len)
         stack.scratch.withUnsafeMutableBytes { buf in

@@ -68,6 +68,9 @@ public final class TCPStack {
     private var flows: [FlowKey: TCPFlow] = [:]
     private var outputQueue: [TCPFlow] = []
     var scratch = [UInt8](repeating: 0, count: 65536)
+    /// The single-buffer packet being handed to `output`, during that call only
+    /// (`holdCurrentOutput`).
+    var outputBuffer: UnsafeMutablePointer<pbuf>?
 
     /// Whether lwIP skips summing the bytes it copies in (`TCPFlow.write`): the output path marks
     /// every data segment's checksum partial, for the device to compute (`SegmentChecksum` is the

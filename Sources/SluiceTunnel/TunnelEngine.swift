@@ -125,6 +125,7 @@ public final class TunnelEngine: TCPStackDelegate, UpstreamDelegate {
         } catch {
             throw TunnelError(.setup, "\(error)", isFatal: true)
         }
+        output.packetHolder = stack
         self.upstream = upstream
         stack.delegate = self
         upstream.delegate = self

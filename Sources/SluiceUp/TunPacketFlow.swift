@@ -15,7 +15,7 @@ import SluiceWire
 /// Without offloads (an old kernel, a TUN that refuses them) it moves one plain packet per call.
 ///
 /// The fd is level-triggered on the loop: while packets wait, the loop reports it every turn.
-final class TunPacketFlow: PacketFlow {
+final class TunPacketFlow: GatheringPacketFlow {
     /// TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 (linux/if_tun.h).
     static let offloadFlags: UInt32 = 0x01 | 0x02 | 0x04
 
@@ -26,6 +26,11 @@ final class TunPacketFlow: PacketFlow {
     /// `unowned` reference to it — the engine's, the carriers', the UDP path's, several per packet —
     /// takes the Swift runtime's slow path (EventLoop.schedule says more). The loop outlives the flow.
     private unowned var loop: EventLoop?
+    /// A gathered write's virtio-net header and iovecs, allocated once (the engine gathers at most
+    /// `SegmentCoalescer.maximumGatheredSegments` payloads behind the headers).
+    private let vnetHeader = UnsafeMutableRawBufferPointer.allocate(byteCount: VirtioNetHeader.length, alignment: 8)
+    private let gatherCapacity = 128
+    private let gather = UnsafeMutablePointer<iovec>.allocate(capacity: 128)
 
     /// Opens the TUN `name` with offloads when `offloads` asks and the kernel takes them; otherwise
     /// without, logging why.
@@ -47,6 +52,11 @@ final class TunPacketFlow: PacketFlow {
         tun = try TunDevice(name: name)
         vnet = false
         format = PacketFlowFormat(batchSize: 1, maximumPacketLength: max(mtu, 1280))
+    }
+
+    deinit {
+        vnetHeader.deallocate()
+        gather.deallocate()
     }
 
     func start(on loop: EventLoop, readable: @escaping () -> Void) throws(PacketFlowError) {
@@ -91,6 +101,19 @@ final class TunPacketFlow: PacketFlow {
             written += 1
         }
         return written
+    }
+
+    /// One packet from pieces with `writev`: its virtio-net header, then the pieces (a super-packet's
+    /// headers and each segment's payload where lwIP holds it).
+    func writePacket(gathering pieces: UnsafeBufferPointer<UnsafeRawBufferPointer>, offload: PacketOffload) throws(PacketFlowError) -> Bool {
+        guard vnet, let first = pieces.first, pieces.count < gatherCapacity else { return false }
+        Self.header(for: offload, packet: UnsafeMutableRawBufferPointer(mutating: first)).write(into: vnetHeader)
+        gather[0] = iovec(iov_base: vnetHeader.baseAddress, iov_len: vnetHeader.count)
+        for (i, piece) in pieces.enumerated() {
+            gather[i + 1] = iovec(iov_base: UnsafeMutableRawPointer(mutating: piece.baseAddress), iov_len: piece.count)
+        }
+        guard case .done = (try? tun.write(gathering: gather, count: pieces.count + 1)) ?? .wouldBlock else { return false }
+        return true
     }
 
     func stop() {

@@ -1,4 +1,5 @@
 import CSluiceShims
+import SluiceLoop
 import SluiceWire
 import XCTest
 
@@ -198,5 +199,16 @@ final class SegmentCoalescerTests: XCTestCase {
                                sluice_reference_chksum($0.baseAddress!, Int32(length)), "0xFF × \(length)")
             }
         }
+    }
+}
+
+extension SegmentCoalescerTests {
+    /// A flow with segmentation offload that takes only batches (no `GatheringPacketFlow`).
+    final class PlainFlow: PacketFlow {
+        let format = PacketFlowFormat(batchSize: 1, maximumPacketLength: 65_535, offloads: [.checksum, .tcpSegmentation])
+        func start(on loop: EventLoop, readable: @escaping () -> Void) throws(PacketFlowError) {}
+        func readPackets(into batch: PacketBatch) throws(PacketFlowError) {}
+        func writePackets(_ batch: PacketBatch) throws(PacketFlowError) -> Int { batch.count }
+        func stop() {}
     }
 }

@@ -7,10 +7,11 @@ import Synchronization
 ///
 /// With `offloads` containing `.tcpSegmentation` the engine hands it TCP super-packets (one per run
 /// of segments, `PacketOffload.tcpSegmentSize` set, checksum partial); without, every packet is
-/// whole with its checksums complete.
+/// whole with its checksums complete. It takes packets in pieces (`GatheringPacketFlow`) as a TUN
+/// does, so engine tests run the gathered output path.
 ///
 /// Thread rule: loop-confined like the engine, except `injector`, which other threads may use.
-public final class MemoryPacketFlow: PacketFlow {
+public final class MemoryPacketFlow: GatheringPacketFlow {
     public let format: PacketFlowFormat
     /// Receives each batch the engine writes, as whole packets with their offload metadata, on the
     /// loop's thread.
@@ -48,6 +49,14 @@ public final class MemoryPacketFlow: PacketFlow {
         for i in 0..<batch.count { written.append((Array(batch.packet(i)), batch.offload(i))) }
         output(written)
         return batch.count
+    }
+
+    /// A packet from pieces goes to `output` whole, alone in its batch.
+    public func writePacket(gathering pieces: UnsafeBufferPointer<UnsafeRawBufferPointer>, offload: PacketOffload) throws(PacketFlowError) -> Bool {
+        var packet: [UInt8] = []
+        for piece in pieces { packet.append(contentsOf: piece) }
+        output([(packet, offload)])
+        return true
     }
 
     public func stop() {

@@ -16,6 +16,8 @@ final class PacketOutput {
     }
 
     private let flow: PacketFlow
+    /// The flow, where it writes packets from pieces: super-packets are then gathered.
+    private let gatheringFlow: GatheringPacketFlow?
     private let batch: PacketBatch
     /// Joins TCP segments when the flow takes super-packets; nil otherwise.
     private(set) var coalescer: SegmentCoalescer?
@@ -30,6 +32,7 @@ final class PacketOutput {
     ///   (so it completes partial checksums): the engine asks where lwIP's checksum is Sluice's.
     init(flow: PacketFlow, mtu: Int, marksDataChecksumsPartial: Bool = false) {
         self.flow = flow
+        gatheringFlow = flow as? GatheringPacketFlow
         batch = PacketBatch(format: flow.format)
         let offloads = flow.format.offloads
         self.marksDataChecksumsPartial = marksDataChecksumsPartial && offloads.contains(.tcpSegmentation) && offloads.contains(.checksum)
@@ -40,6 +43,13 @@ final class PacketOutput {
 
     /// Whether lwIP may make segments longer than one MTU: the flow cuts super-packets itself.
     var takesSuperPackets: Bool { coalescer != nil }
+
+    /// Holds the buffers of emitted segments (the engine's lwIP stack), so that runs of them are
+    /// written gathered, without copies, where the flow takes packets in pieces; ignored otherwise.
+    var packetHolder: OutputPacketHolder? {
+        get { coalescer?.holder }
+        set { if gatheringFlow != nil { coalescer?.holder = newValue } }
+    }
 
     /// One IP packet toward the application.
     func emit(_ packet: UnsafeRawBufferPointer) {
@@ -70,6 +80,24 @@ final class PacketOutput {
         batch.commit(length: length, offload: offload)
     }
 
+    /// Writes one packet of `length` bytes from `pieces` (only with a gathering flow), after what
+    /// the batch holds, so that packets leave in the order they were emitted.
+    func writeGathered(_ pieces: UnsafeBufferPointer<UnsafeRawBufferPointer>, length: Int, offload: PacketOffload) {
+        guard let gatheringFlow else { preconditionFailure("gathered output without a gathering flow") }
+        write()
+        do {
+            if try gatheringFlow.writePacket(gathering: pieces, offload: offload) {
+                counters.packets += 1
+                counters.bytes += length
+            } else {
+                counters.writeFailures += 1
+            }
+        } catch {
+            counters.writeFailures += 1
+            logFailure(error)
+        }
+    }
+
     private func write() {
         guard !batch.isEmpty else { return }
         let count = batch.count
@@ -80,11 +108,14 @@ final class PacketOutput {
             counters.writeFailures += count - written
         } catch {
             counters.writeFailures += count
-            if !loggedFailure {
-                loggedFailure = true
-                Log.warning("writing packets toward the applications failed: \(error); counting further failures", "tunnel")
-            }
+            logFailure(error)
         }
         batch.removeAll()
+    }
+
+    private func logFailure(_ error: PacketFlowError) {
+        guard !loggedFailure else { return }
+        loggedFailure = true
+        Log.warning("writing packets toward the applications failed: \(error); counting further failures", "tunnel")
     }
 }
