@@ -59,8 +59,12 @@ public struct Socket: Sendable {
     /// returns the bytes taken (a partial write may end inside any span). At most `maximumSpans`.
     public func write(gathering spans: [UnsafeRawBufferPointer]) throws(SystemError) -> IOResult<Int> {
         precondition(spans.count <= Self.maximumSpans, "\(spans.count) spans in one write, at most \(Self.maximumSpans)")
-        var vectors = spans.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
-        return try vectors.withUnsafeMutableBufferPointer { (v) throws(SystemError) -> IOResult<Int> in
+        // The iovecs live on the stack: an array of them per write was an allocation and a free on
+        // every relay write toward a destination.
+        return try withUnsafeTemporaryAllocation(of: iovec.self, capacity: spans.count) { (v) throws(SystemError) -> IOResult<Int> in
+            for (i, span) in spans.enumerated() {
+                v.initializeElement(at: i, to: iovec(iov_base: UnsafeMutableRawPointer(mutating: span.baseAddress), iov_len: span.count))
+            }
             var message = msghdr()
             message.msg_iov = v.baseAddress
             message.msg_iovlen = v.count

@@ -34,7 +34,9 @@ final class SegmentCoalescer {
     private var isIPv6 = false
     private var pendingFIN = false
     private let mtu: Int
-    private unowned let output: PacketOutput
+    /// `unowned(unsafe)`: the output owns the coalescer, which never outlives it; a checked
+    /// reference took a retain and a release on every segment.
+    private unowned(unsafe) let output: PacketOutput
     /// Every TCP segment with data leaves with a partial checksum, a lone one too: lwIP did not sum
     /// the bytes it copied (`TCPStack.leavesDataChecksums`), so the checksum it wrote is wrong.
     private let everyDataSegmentPartial: Bool
@@ -42,8 +44,9 @@ final class SegmentCoalescer {
     private(set) var superPackets = 0
 
     /// Holds lwIP's buffers for gathered runs; nil (the default) builds every run in a batch slot.
-    /// Set only where the output writes gathered packets. `unowned`: the engine owns both.
-    unowned var holder: OutputPacketHolder?
+    /// Set only where the output writes gathered packets. `unowned(unsafe)`: the engine owns both,
+    /// and a checked reference cost a retain and a release around every hold and release.
+    unowned(unsafe) var holder: OutputPacketHolder?
     /// Whether the pending run is gathered: headers in `headers`, payloads in `pieces[1...]`.
     private var gathered = false
     /// The gathered run's IP and TCP headers (at most 60 + 60 bytes).
@@ -113,7 +116,7 @@ final class SegmentCoalescer {
         }
         pieces[0] = UnsafeRawBufferPointer(header)
         pieces.withUnsafeBufferPointer { output.writeGathered($0, length: pendingLength, offload: offload) }
-        for token in held { holder?.releaseHeldOutput(token) }
+        if let holder { for token in held { holder.releaseHeldOutput(token) } }
         held.removeAll(keepingCapacity: true)
         pieces.removeAll(keepingCapacity: true)
     }
