@@ -140,6 +140,11 @@ public final class TunnelEngine: TCPStackDelegate, UpstreamDelegate {
         }
         loop.sleepBound = { [unowned self] in self.stack.timerSleepMilliseconds }
         endOfTurn = loop.addEndOfTurnHook { [unowned self] in
+            // Segments lwIP emitted during the turn may still be held for a gathered write, and lwIP
+            // will not retransmit a pcb's segments while one of its unacknowledged ones is held (its
+            // retransmission timer would wait for its next tick, 500 ms on): when a timer is due,
+            // they are written first.
+            if self.stack.timerSleepMilliseconds == 0 { self.output.flush() }
             self.stack.runTimers()
             self.stack.flushOutput()
             self.output.flush()
