@@ -23,7 +23,7 @@ import SluiceWire
 /// lwIP's buffer into the slot the flow writes from. That copy was 5 % of a download client's CPU
 /// (`Benchmarks/e2e/reqcpu.py --test iperf-down --perf`, `SegmentCoalescer.emit` under memmove).
 final class SegmentCoalescer {
-    /// Bytes of the pending packet in the output's next slot (0: nothing pending).
+    /// Bytes of the pending packet, built in the output's next slot or gathered (0: nothing pending).
     private var pendingLength = 0
     private var pending: UnsafeMutableRawBufferPointer?
     private var segments = 0
