@@ -29,8 +29,8 @@ final class TunPacketFlow: GatheringPacketFlow {
     /// A gathered write's virtio-net header and iovecs, allocated once (the engine gathers at most
     /// `SegmentCoalescer.maximumGatheredSegments` payloads behind the headers).
     private let vnetHeader = UnsafeMutableRawBufferPointer.allocate(byteCount: VirtioNetHeader.length, alignment: 8)
-    private let gatherCapacity = 128
-    private let gather = UnsafeMutablePointer<iovec>.allocate(capacity: 128)
+    private static let gatherCapacity = 128
+    private let gather = UnsafeMutablePointer<iovec>.allocate(capacity: TunPacketFlow.gatherCapacity)
 
     /// Opens the TUN `name` with offloads when `offloads` asks and the kernel takes them; otherwise
     /// without, logging why.
@@ -106,7 +106,7 @@ final class TunPacketFlow: GatheringPacketFlow {
     /// One packet from pieces with `writev`: its virtio-net header, then the pieces (a super-packet's
     /// headers and each segment's payload where lwIP holds it).
     func writePacket(gathering pieces: UnsafeBufferPointer<UnsafeRawBufferPointer>, offload: PacketOffload) throws(PacketFlowError) -> Bool {
-        guard vnet, let first = pieces.first, pieces.count < gatherCapacity else { return false }
+        guard vnet, let first = pieces.first, pieces.count < Self.gatherCapacity else { return false }
         Self.header(for: offload, packet: UnsafeMutableRawBufferPointer(mutating: first)).write(into: vnetHeader)
         gather[0] = iovec(iov_base: vnetHeader.baseAddress, iov_len: vnetHeader.count)
         for (i, piece) in pieces.enumerated() {
