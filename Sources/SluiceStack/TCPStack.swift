@@ -24,6 +24,10 @@ public struct StackCounters: Sendable {
     public var resetsSent = 0
     public var timeWaitReused = 0
     public var timeWaitReaped = 0
+    /// Times `runTimers` ran while output packets were still held (`holdCurrentOutput`): lwIP skips
+    /// a pcb's retransmission timeout for that tick when one of its unacknowledged segments is held,
+    /// so whoever holds output releases it before running the timers. Stays 0 when it does.
+    public var timersRunWithHeldOutput = 0
 }
 
 /// lwIP, owned by one thread, terminating TCP to any IPv4 or IPv6 destination.
@@ -71,6 +75,8 @@ public final class TCPStack {
     /// The single-buffer packet being handed to `output`, during that call only
     /// (`holdCurrentOutput`).
     var outputBuffer: UnsafeMutablePointer<pbuf>?
+    /// Output packets `holdCurrentOutput` holds and `releaseHeldOutput` has not released yet.
+    var heldOutputCount = 0
 
     /// Whether lwIP skips summing the bytes it copies in (`TCPFlow.write`): the output path marks
     /// every data segment's checksum partial, for the device to compute (`SegmentChecksum` is the
@@ -130,6 +136,7 @@ public final class TCPStack {
     /// stay short: reaped every half second it held ~1 s of closed connections, and at 5,000
     /// connections a second that scan took a third of the client's time (perf, `make bench` tcp_cc).
     public func runTimers() {
+        if heldOutputCount > 0 && timerSleepMilliseconds == 0 { counters.timersRunWithHeldOutput += 1 }
         sys_check_timeouts()
         counters.timeWaitReaped += Int(sluice_tcp_reap_timewait(0))
     }

@@ -1,8 +1,9 @@
 import Glibc
 import SluiceIO
 import SluiceStack
+import SluiceSystem
 import SluiceTestSupport
-import SluiceTunnel
+@testable import SluiceTunnel
 import SluiceWire
 import XCTest
 
@@ -83,6 +84,28 @@ final class EngineTransferTests: XCTestCase {
         app.shutdownWrite()
         XCTAssertTrue(harness.run(until: { app.isDone }, timeoutMilliseconds: 10_000))
         XCTAssertEqual(app.received, request)
+    }
+
+    /// While data flows both ways, most loop turns end with segments still held for a gathered write
+    /// when lwIP's timers fall due; lwIP would skip a pcb's retransmission timeout for that tick if one
+    /// of its unacknowledged segments were held, so the engine writes them first. The transfer spans
+    /// several of lwIP's 250 ms ticks.
+    func testHeldSegmentsAreWrittenBeforeLwIPTimersRun() throws {
+        try restartOverASegmentingFlow()
+        let app = harness.connectTCP(to: echo.endpoint)
+        XCTAssertTrue(harness.run { app.state == .established }, "handshake through the relay")
+        let chunk = content(256 << 10, seed: 3)
+        let start = MonotonicClock.milliseconds()
+        var written = 0
+        while MonotonicClock.milliseconds() - start < 1_500 {
+            app.write(chunk)
+            written += chunk.count
+            XCTAssertTrue(harness.run(until: { app.received.count == written }, timeoutMilliseconds: 10_000),
+                          "echo stalled at \(app.received.count) of \(written) bytes")
+        }
+        XCTAssertGreaterThan(harness.engine.statistics().events["super-packets"] ?? 0, 0, "output went through gathered writes")
+        XCTAssertEqual(harness.engine.stack.counters.timersRunWithHeldOutput, 0,
+                       "lwIP's timers ran while segments were held")
     }
 
     /// A destination that reads nothing for a while: once its window and the relay's send buffer
