@@ -42,7 +42,8 @@ def table(runs: dict[str, list[dict]]) -> tuple[str, list[dict]]:
             continue
         ma, mb = statistics.median(a), statistics.median(b)
         ratio = mb / ma if ma else None
-        better = "–" if ratio is None or ratio == 1 else ("B" if (ratio > 1) == m.higher_is_better else "A")
+        better = ("–" if ratio is None or ratio == 1 or not m.of_the_tunnel
+                  else ("B" if (ratio > 1) == m.higher_is_better else "A"))
         rows.append({"key": m.key, "unit": m.unit, "a": a, "b": b, "a_median": ma, "b_median": mb, "b_over_a": ratio,
                      "higher_is_better": m.higher_is_better})
         cells.append([m.label, m.unit, " ".join(m.fmt(x) for x in a), " ".join(m.fmt(x) for x in b), m.fmt(ma),

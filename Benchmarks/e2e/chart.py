@@ -190,7 +190,8 @@ def render(rows: list[dict], title: str, subtitle: str) -> str:
         if panel:
             more, y = _pct_panel(panel, title, axis, y)
             parts += more
-    own = [r for r in rows if not r["has_ceiling"] and (r["sluice"] is not None or any(
+    # The host's steal is the table's and the JSON's, not a bar beside the tunnel's processes.
+    own = [r for r in rows if not r["has_ceiling"] and r.get("of_the_tunnel", True) and (r["sluice"] is not None or any(
         o["value"] is not None for _, o in _others(r)))]
     if own:
         more, y = _own_scale_panel(own, y)

@@ -41,6 +41,7 @@ from typing import Callable, Iterator
 
 import floor
 import harness as h
+import hoststeal
 import kstats
 import netns
 import peers
@@ -127,6 +128,7 @@ class ModeRun:
 
     # -- life cycle ----------------------------------------------------------------------------------
     def run(self) -> dict:
+        steal0 = hoststeal.read()
         try:
             self.topo.create()
             for ns in (self.topo.client, self.topo.relay):
@@ -144,6 +146,9 @@ class ModeRun:
                 self._group(key, getattr(self, f"test_{key}"))
             for side, kib in self._rss_peak.items():
                 self.figures[f"rss_peak_{side}_mib"] = kib / 1024
+            stolen = hoststeal.percent(steal0, hoststeal.read())
+            if stolen is not None:
+                self.figures["host_steal_pct"] = stolen
         finally:
             self.runner.close()
             self.topo.destroy()
@@ -248,7 +253,7 @@ class ModeRun:
 
     def _loadgen(self, figure: str, *args: object, timeout: float) -> dict:
         """Runs one loadgen client test for `figure` (the figure key its result explains)."""
-        with self._counted() as moved:
+        with self._counted() as moved, self._stolen() as stolen:
             cp = self.topo.exec(self.topo.client, [self.loadgen, *map(str, args)], timeout=timeout)
         if cp.returncode != 0:
             raise RuntimeError(f"loadgen {args[0]} exited {cp.returncode}: {cp.stderr.strip()}")
@@ -256,6 +261,8 @@ class ModeRun:
         if moved:
             r["kernel_counters"] = moved
         self._note_anomalies(figure, r, moved)
+        in_flight = r.get("concurrency", r.get("window"))
+        self._note_steal(figure, f"{r.get('test', args[0])} ({in_flight} in flight)", stolen, r)
         return r
 
     @contextlib.contextmanager
@@ -267,6 +274,26 @@ class ModeRun:
         moved: dict = {}
         yield moved
         moved.update(kstats.delta(before, {side: kstats.snapshot(ns) for side, ns in sides.items()}))
+
+    @contextlib.contextmanager
+    def _stolen(self):
+        """Yields a dict that, after the block, holds the % of CPU time the host took meanwhile
+        ("percent": hoststeal), when /proc/stat tells."""
+        before = hoststeal.read()
+        stolen: dict = {}
+        yield stolen
+        share = hoststeal.percent(before, hoststeal.read())
+        if share is not None:
+            stolen["percent"] = share
+
+    def _note_steal(self, figure: str, what: str, stolen: dict, detail: dict) -> None:
+        """Keeps a test's steal in its detail; a note when it reached hoststeal.NOTABLE."""
+        share = stolen.get("percent")
+        if share is None:
+            return
+        detail["host_steal_percent"] = round(share, 1)
+        if share >= hoststeal.NOTABLE:
+            self._note(figure, hoststeal.note(what, share))
 
     def _note(self, figure: str, text: str) -> None:
         self.notes.append({"key": figure, "text": text})
@@ -419,7 +446,7 @@ class ModeRun:
             procs = [p for p in (self.client, self.relay) if p is not None]
             cpu0 = [cpu_user_system(p.pid) for p in procs]
             writes0 = self._tun_writes()
-            with self._sampler(0.1) as peak, self._counted() as moved:
+            with self._sampler(0.1) as peak, self._counted() as moved, self._stolen() as stolen:
                 cp = self.topo.exec(self.topo.client, argv, timeout=s.iperf_seconds + 30)
             # user: the process's own code (the cipher, lwIP); system: the kernel's work for it (syscalls,
             # and the TCP receive path of what it sends through a veth or loopback, run in its context).
@@ -464,10 +491,13 @@ class ModeRun:
             if moved:
                 detail["kernel_counters"] = moved
             self._note_retransmits(key, detail, moved)
+            self._note_steal(f"{key}_gbps", f"iperf3 {key}", stolen, detail)
             extra = (f", CPU client {cpu[0]:.2f} s ({split[0][0]:.2f} user) + relay {cpu[1]:.2f} s "
                      f"({split[1][0]:.2f} user) = {sum(cpu) / (received['bytes'] / 1e9):.2f} s/GB" if procs else "")
+            stolen_text = (f"; the host took {stolen['percent']:.0f} % (steal)"
+                           if stolen.get("percent", 0) >= 1 else "")
             self.say(f"  [{self.mode}] iperf3 {streams} stream{'s' if streams > 1 else ''} {direction}: "
-                     f"{gbps:.2f} Gbit/s{extra}")
+                     f"{gbps:.2f} Gbit/s{extra}{stolen_text}")
         finally:
             server.stop(timeout=5)
 

@@ -28,6 +28,7 @@ PAIRED = {
     "tcp1_down_gbps": "tcp1_down_paired_gbps",
     "cpu_up_s_per_gb": "cpu_up_paired_s_per_gb",
     "cpu_down_s_per_gb": "cpu_down_paired_s_per_gb",
+    "host_steal_pct": "host_steal_paired_pct",  # how much of each turn the host took (hoststeal.py)
 }
 TURN_SECONDS = 5.0  # each turn's iperf3 runs; at most the main pass's
 

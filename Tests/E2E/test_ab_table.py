@@ -34,3 +34,10 @@ def test_figures_one_side_lacks_are_left_out():
     text, rows = ab.table({"A": [{"udp_rr_per_s": 1.0, "tcp_cc_per_s": 5.0}], "B": [{"udp_rr_per_s": 2.0}]})
     assert [r["key"] for r in rows] == ["udp_rr_per_s"]
     assert "new TCP connections" not in text
+
+
+def test_the_hosts_steal_is_shown_but_no_binary_is_better_for_it():
+    text, rows = ab.table({"A": [{"host_steal_pct": 1.0}], "B": [{"host_steal_pct": 11.0}]})
+    assert rows[0]["b_over_a"] == 11.0
+    line = next(line for line in text.splitlines() if line.startswith("CPU time the host took"))
+    assert line.rstrip().endswith("–"), line
