@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import SluiceCrypto
 import SluiceLoop
@@ -20,36 +21,49 @@ final class RelayWorkersTests: XCTestCase {
         return settings
     }
 
-    /// Threads of this process, from /proc/self/task.
-    func threadCount() -> Int {
+    /// Threads of this process named as relay workers name theirs ("sluice-worker-N", in
+    /// /proc/self/task/*/comm). Not all threads: other threads of the test process (Dispatch's) come
+    /// and go while a test runs.
+    func workerThreadCount() -> Int {
         guard let dir = opendir("/proc/self/task") else { return -1 }
         defer { closedir(dir) }
         var count = 0
         while let entry = readdir(dir) {
-            if entry.pointee.d_name.0 != UInt8(ascii: ".") { count += 1 }
+            let tid = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard !tid.hasPrefix("."), let comm = try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8) else { continue }
+            if comm.hasPrefix("sluice-worker-") { count += 1 }
         }
         return count
     }
 
     func testEveryWorkerRunsOnAThreadOfItsOwnAndStopsWithTheRelay() throws {
-        let before = threadCount()
+        let before = workerThreadCount()
         let loop = try EventLoop()
         let relay = try RelayServer(settings: settings(workers: 3), loop: loop)
-        XCTAssertEqual(threadCount(), before + 2, "worker 0 runs on the caller's loop, workers 1 and 2 on threads")
+        // Each worker has run a block here, so each thread has named itself.
         let threads = relay.workers.gather { _ in Int(pthread_self()) }
         XCTAssertEqual(Set(threads).count, 3, "three workers, three threads")
         XCTAssertEqual(threads[0], Int(pthread_self()))
+        XCTAssertEqual(workerThreadCount(), before + 2, "worker 0 runs on the caller's loop, workers 1 and 2 on threads")
         XCTAssertEqual(relay.statistics().workers, [0, 0, 0])
         relay.shutdown()
-        XCTAssertEqual(threadCount(), before, "shutdown joined the workers' threads")
+        // pthread_join returns once a thread has cleared its tid on exit, a moment before the kernel
+        // removes it from /proc/self/task.
+        var left = workerThreadCount()
+        for _ in 0..<200 where left != before {
+            usleep(5_000)
+            left = workerThreadCount()
+        }
+        XCTAssertEqual(left, before, "shutdown ended the workers' threads")
     }
 
     func testOneWorkerIsTheCallersThreadAlone() throws {
-        let before = threadCount()
+        let before = workerThreadCount()
         let loop = try EventLoop()
         let relay = try RelayServer(settings: settings(workers: 1), loop: loop)
         defer { relay.shutdown() }
-        XCTAssertEqual(threadCount(), before)
+        XCTAssertEqual(relay.workers.gather { _ in Int(pthread_self()) }, [Int(pthread_self())])
+        XCTAssertEqual(workerThreadCount(), before)
         XCTAssertEqual(relay.statistics().workers, [0])
     }
 
