@@ -46,6 +46,7 @@ sys.path.insert(0, str(HERE))
 import bench  # noqa: E402  (also puts Tests/E2E on sys.path)
 import floor  # noqa: E402
 import harness as h  # noqa: E402
+import hoststeal  # noqa: E402
 import measure  # noqa: E402
 from proc import cpu_user_system  # noqa: E402
 
@@ -126,7 +127,9 @@ def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: P
                         str(run.s.udp_size)]
             before = {side: cpu_user_system(pid) for side, pid in sides.items()}
             switched = {side: switches_and_faults(pid) for side, pid in sides.items()} if syscalls else {}
+            steal0 = hoststeal.read()
             cp = run.topo.exec(run.topo.client, argv, timeout=seconds + 30)
+            stolen = hoststeal.percent(steal0, hoststeal.read())
             after = {side: cpu_user_system(pid) for side, pid in sides.items()}
             switched = {side: tuple(b - a for a, b in zip(switched[side], switches_and_faults(pid)))
                         for side, pid in sides.items()} if syscalls else {}
@@ -139,7 +142,8 @@ def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: P
             server.stop()
     if cp.returncode != 0:
         raise RuntimeError(f"{argv[0]} {test} exited {cp.returncode}: {cp.stderr.strip() or cp.stdout[-500:]}")
-    row = {"binary": binary, "test": test, "perf": perf_dir is not None, **({"streams": streams} if iperf else {})}
+    row = {"binary": binary, "test": test, "perf": perf_dir is not None, **({"streams": streams} if iperf else {}),
+           "host_steal_percent": stolen}
     if iperf:
         received = json.loads(cp.stdout)["end"]["sum_received"]
         row.update(unit="s/GB", rate=received["bits_per_second"] / 1e9, rate_unit="Gbit/s", answered=received["bytes"])
@@ -171,6 +175,7 @@ def line(row: dict) -> str:
     return (f"{Path(row['binary']).name}: {what}"
             f"  client {row['client']:.2f} {row['unit']} (user {row['client_user']:.2f}, sys {row['client_sys']:.2f})"
             f"  relay {row['relay']:.2f} (user {row['relay_user']:.2f}, sys {row['relay_sys']:.2f})"
+            + (f"  host steal {row['host_steal_percent']:.0f} %" if row.get("host_steal_percent") is not None else "")
             + ("  [under perf]" if row["perf"] else "")
             + "".join(f"\n  {side} per {row['unit'].split('/')[1]}: "
                       + syscall_summary(row[f"{side}_syscalls"], row[f"{side}_switches"], row[f"{side}_faults"])

@@ -33,6 +33,7 @@ def test_each_side_pays_something_per_unit_of_work(test, tmp_path):
         assert 0 < row[side] < (100 if iperf else 1000), row
         assert row[side] == pytest.approx(row[f"{side}_user"] + row[f"{side}_sys"])
     assert not row["perf"]
+    assert 0 <= row["host_steal_percent"] <= 100, "what the host took meanwhile (hoststeal.py)"
 
 
 def test_refuses_what_is_not_an_executable(tmp_path, capsys):
