@@ -8,6 +8,12 @@ then runs both again, in turns (floor-aead, Sluice, Sluice, floor-aead, …: the
 steady drift in load), each turn in namespaces of its own, and judges the median of each mode's
 rounds. ab.py measures two Sluice binaries the same way.
 
+A turn during which the host took hoststeal.NOTABLE % or more of the VM (steal, hoststeal.py) is run
+once more and the turn that lost less is kept: such a turn measures the host's other guests as much as
+the mode. In one run on 00ba4db the host took 36, 36 and 5 % of Sluice's turns, which carried 0.79,
+0.95 and 3.45 Gbit/s up, and 35, 13 and 8 % of floor-aead's (1.86, 3.43, 3.42). What the replaced
+turns lost stays in the samples (`replaced_steal_pct`).
+
     samples, errors = paired.run(3, settings, workdir, loadgen, say, forward)
     figures = paired.medians(samples)     # {"sluice": {"tcp1_up_paired_gbps": …}, "floor-aead": {…}}
 """
@@ -19,6 +25,7 @@ import statistics
 from pathlib import Path
 from typing import Callable
 
+import hoststeal
 import measure
 
 MODES = ("floor-aead", "sluice")
@@ -31,6 +38,7 @@ PAIRED = {
     "host_steal_pct": "host_steal_paired_pct",  # how much of each turn the host took (hoststeal.py)
 }
 TURN_SECONDS = 5.0  # each turn's iperf3 runs; at most the main pass's
+REPLACED = "replaced_steal_pct"  # samples' key for what the turns run again had lost
 
 
 def wanted(modes: list[str], groups: tuple) -> bool:
@@ -53,14 +61,25 @@ def turn_settings(s: measure.Settings) -> measure.Settings:
 
 def run(rounds: int, s: measure.Settings, workdir: Path, loadgen: Path, say: Callable[[str], None],
         forward: Path | None) -> tuple[dict[str, dict[str, list[float]]], dict[str, str]]:
-    """Runs the turns; returns each mode's figures by turn (mode → key → values, main-pass keys) and
-    the errors of the turns that failed (a failed turn adds no figure)."""
-    samples: dict[str, dict[str, list[float]]] = {m: {k: [] for k in PAIRED} for m in MODES}
+    """Runs the turns; returns each mode's figures by turn (mode → key → values, main-pass keys, and
+    REPLACED: the steal of each turn run again and not kept) and the errors of the kept turns that
+    failed (a failed turn adds no figure)."""
+    samples: dict[str, dict[str, list[float]]] = {m: {k: [] for k in (*PAIRED, REPLACED)} for m in MODES}
     errors: dict[str, str] = {}
     ts = turn_settings(s)
     for i, mode in enumerate(order(rounds)):
         say(f"bench: paired round {i // 2 + 1}/{rounds}, {mode}")
         result = measure.ModeRun(mode, ts, workdir / f"paired-{i + 1}", loadgen, say, forward).run()
+        lost = result["figures"].get("host_steal_pct")
+        if lost is not None and lost >= hoststeal.NOTABLE:
+            say(f"bench: the host took {lost:.0f} % of the VM during that turn: {mode} runs it once more")
+            again = measure.ModeRun(mode, ts, workdir / f"paired-{i + 1}-again", loadgen, say, forward).run()
+            lost_again = again["figures"].get("host_steal_pct")
+            # A second turn that failed (no figures) or lost as much leaves the first one in place.
+            kept, replaced = (again, result) if lost_again is not None and lost_again < lost else (result, again)
+            result = kept
+            if replaced["figures"].get("host_steal_pct") is not None:
+                samples[mode][REPLACED].append(replaced["figures"]["host_steal_pct"])
         for key in PAIRED:
             value = result["figures"].get(key)
             if value is not None:
@@ -71,5 +90,5 @@ def run(rounds: int, s: measure.Settings, workdir: Path, loadgen: Path, say: Cal
 
 def medians(samples: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, float]]:
     """Each mode's median of each figure under its paired key; figures no turn produced are left out."""
-    return {mode: {PAIRED[key]: statistics.median(values) for key, values in keys.items() if values}
+    return {mode: {PAIRED[key]: statistics.median(values) for key, values in keys.items() if values and key in PAIRED}
             for mode, keys in samples.items()}

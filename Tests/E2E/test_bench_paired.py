@@ -63,3 +63,32 @@ def test_run_collects_each_turn_and_medians_pick_the_middle(monkeypatch, tmp_pat
     rows = {r["key"]: r for r in metrics.compare(figures)}
     assert rows["tcp1_up_paired_gbps"]["verdict"] == "FAIL"  # 4.0 < 0.95 × 4.4 = 4.18
     assert rows["cpu_up_paired_s_per_gb"]["verdict"] == "pass"  # 2.05 ≤ 1.05 × 2.0
+
+
+def test_a_turn_the_host_took_much_of_runs_once_more_and_the_turn_that_lost_less_is_kept(monkeypatch, tmp_path):
+    turns = []
+    # Steal and Gbit/s of each ModeRun in the order they run: floor-aead's first turn is clean; Sluice's
+    # first loses 36 % and its repeat 2 % (kept); the third turn (Sluice) loses 30 % and its repeat
+    # 40 % (the first stays); the rest are clean.
+    runs = iter([(0.5, 4.4), (36.0, 0.8), (2.0, 4.1), (30.0, 3.0), (40.0, 1.0), (1.0, 4.3)])
+
+    class FakeRun:
+        def __init__(self, mode, settings, workdir, loadgen, say, forward):
+            self.mode = mode
+            turns.append((mode, workdir.name))
+
+        def run(self):
+            steal, gbps = next(runs)
+            return {"figures": {"tcp1_up_gbps": gbps, "host_steal_pct": steal}, "errors": {}}
+
+    monkeypatch.setattr(measure, "ModeRun", FakeRun)
+    samples, errors = paired.run(2, measure.FULL, tmp_path, tmp_path / "loadgen", lambda _: None, None)
+    assert [t for t in turns] == [("floor-aead", "paired-1"), ("sluice", "paired-2"), ("sluice", "paired-2-again"),
+                                  ("sluice", "paired-3"), ("sluice", "paired-3-again"), ("floor-aead", "paired-4")]
+    assert samples["sluice"]["tcp1_up_gbps"] == [4.1, 3.0]
+    assert samples["sluice"]["host_steal_pct"] == [2.0, 30.0]
+    assert samples["sluice"][paired.REPLACED] == [36.0, 40.0]
+    assert samples["floor-aead"][paired.REPLACED] == []
+    figures = paired.medians(samples)
+    assert figures["sluice"] == {"tcp1_up_paired_gbps": 3.55, "host_steal_paired_pct": 16.0}
+    assert errors == {}
