@@ -124,7 +124,7 @@ def compare(figures: dict[str, dict], notes: dict[str, list[dict]] | None = None
             "floors": {f: {"value": figures[f].get(m.key), "pct_of_ceiling": pct(figures[f].get(m.key))}
                        for f in FLOOR_MODES if f in figures},
             "peers": {p: {"value": figures[p].get(m.key), "pct_of_ceiling": pct(figures[p].get(m.key)),
-                          "sluice_over_peer": _ratio(s, figures[p].get(m.key))}
+                          "sluice_over_peer": _ratio(s, figures[p].get(m.key)) if m.of_the_tunnel else None}
                       for p in PEER_MODES if p in figures},
             "target": None if m.target is None else dataclasses.asdict(m.target),
             "target_value": None if m.target is None else m.target.threshold(m.key, figures),

@@ -72,9 +72,12 @@ def test_a_test_that_lost_much_gets_a_note_and_every_test_keeps_its_share():
 
 def test_each_mode_has_a_row_and_the_paired_rounds_a_median():
     rows = {r["key"]: r for r in metrics.compare({"sluice": {"host_steal_pct": 3.0},
-                                                  "floor-aead": {"host_steal_pct": 9.5}})}
+                                                  "floor-aead": {"host_steal_pct": 9.5},
+                                                  "openvpn": {"host_steal_pct": 1.5}})}
     row = rows["host_steal_pct"]
     assert (row["sluice"], row["floors"]["floor-aead"]["value"], row["verdict"]) == (3.0, 9.5, "–")
+    assert row["peers"]["openvpn"] == {"value": 1.5, "pct_of_ceiling": None, "sluice_over_peer": None}, \
+        "no Sluice / peer ratio of what the host took"
     assert "host_steal_paired_pct" in rows
     figures = paired.medians({"sluice": {"host_steal_pct": [1.0, 12.0, 2.0]}, "floor-aead": {"host_steal_pct": []}})
     assert figures == {"sluice": {"host_steal_paired_pct": 2.0}, "floor-aead": {}}
