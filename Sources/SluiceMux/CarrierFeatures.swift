@@ -23,8 +23,18 @@ public struct CarrierFeatures: OptionSet, Hashable, Sendable, CustomStringConver
     /// each. Meaningful only beside bit 1; without it every path packet holds one datagram.
     public static let udpPathBundles = CarrierFeatures(rawValue: 1 << 2)
 
+    /// Bit 3: a datagram on the UDP path may open its association (docs/protocol.md §8, item 11): the
+    /// client sends a new association's first datagrams on the path at once instead of behind its
+    /// OPEN on the carrier, and the relay opens the association from the first of OPEN and path
+    /// datagram to arrive. Meaningful only beside bit 1; without it a new association's datagrams
+    /// ride the carrier until OPEN_OK arrives.
+    public static let udpPathOpens = CarrierFeatures(rawValue: 1 << 3)
+
+    /// The bits that mean something only where the UDP path is in effect (bit 1 with them).
+    public static let udpPathFamily: CarrierFeatures = [.udpPath, .udpPathBundles, .udpPathOpens]
+
     /// What this build implements: what its relay advertises and its client offers in HELLO.
-    public static let implemented: CarrierFeatures = [.policyRefusals, .udpPath, .udpPathBundles]
+    public static let implemented: CarrierFeatures = [.policyRefusals, .udpPath, .udpPathBundles, .udpPathOpens]
 
     /// `policy-refusals`, `none`, or the names followed by unknown bits in hex (`policy-refusals+0x80`).
     public var description: String {
@@ -32,6 +42,7 @@ public struct CarrierFeatures: OptionSet, Hashable, Sendable, CustomStringConver
         if contains(.policyRefusals) { names.append("policy-refusals") }
         if contains(.udpPath) { names.append("udp-path") }
         if contains(.udpPathBundles) { names.append("udp-path-bundles") }
+        if contains(.udpPathOpens) { names.append("udp-path-opens") }
         let unknown = subtracting(.implemented).rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return names.isEmpty ? "none" : names.joined(separator: "+")

@@ -37,6 +37,14 @@ public protocol MuxDatagramPath: AnyObject {
     /// the path took it (sent, or dropped and counted as UDP may be), false when it cannot carry it
     /// now — not validated, not in use, too big for it — and the carrier must.
     func send(stream: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) -> Bool
+    /// Sends at once what the path holds of this turn's datagrams, ahead of the carrier's write:
+    /// one of them opens its association (docs/protocol.md §8, item 11), and it should reach the
+    /// relay before the record that carries the OPEN, not after it.
+    func sendHeld()
+}
+
+extension MuxDatagramPath {
+    public func sendHeld() {}
 }
 
 /// Multiplexing on one carrier: stream table, flow control and frame encoding (docs/protocol.md §3–4).
@@ -49,12 +57,29 @@ public final class MuxSession {
     public unowned let delegate: MuxSessionDelegate
     private(set) var streams: [UInt32: MuxStream] = [:]
     private var nextStreamID: UInt32 = 1
+    /// Relay: the newest OPEN read on the carrier (OPENs come in id order).
     private var highestPeerStreamID: UInt32 = 0
+    /// Relay, where UDP path opens are in effect: associations a path datagram opened whose OPEN
+    /// has not come on the carrier yet, live or already ended. Their OPEN is then answered already
+    /// (OPEN_OK or RESET went when the path opened them) and only moves `highestPeerStreamID`;
+    /// an id here is never opened twice. All lie within `pathOpenReach` past `highestPeerStreamID`,
+    /// so there are at most half that many.
+    private var openedByPath: Set<UInt32> = []
+    /// How far past the newest OPEN on the carrier a path datagram may open a stream id: the
+    /// associations a client opens while its OPENs still wait in the carrier (a burst of new
+    /// sockets behind a full carrier). A path datagram farther out is dropped like one for an
+    /// unknown stream, and its association opens when its OPEN arrives.
+    public static let pathOpenReach: UInt32 = 1024
+    /// Relay: associations path datagrams opened (their OPEN was still on its way).
+    public private(set) var associationsOpenedByPath = 0
     private var waiting: [MuxStream] = []
     /// Plaintext of the record being assembled.
     private let recordBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Frame.maximumRecordPlaintext, alignment: 16)
     private var record: FrameEncoder
     private var flushRequested = false
+    /// Client: the path took a datagram of an association whose OPEN is in this turn's record
+    /// (bit 3); `flush` has the path send first.
+    private var pathHoldsOpening = false
     public private(set) var isClosed = false
     /// Set when the peer sent GO_AWAY: no new streams on this session.
     public private(set) var peerGoingAway = false
@@ -168,10 +193,16 @@ public final class MuxSession {
     /// nothing, when the carrier budget cannot take it (docs/protocol.md §6: dropped, never queued).
     ///
     /// An association the peer knows about (client: OPEN_OK arrived) offers it to `datagramPath`
-    /// first; a datagram sent before then rides the carrier, right behind its OPEN, so that it never
-    /// reaches the relay before the association does.
+    /// first. A datagram sent before then rides the carrier, right behind its OPEN, so that it never
+    /// reaches the relay before the association does — unless UDP path opens are in effect
+    /// (docs/protocol.md §8, item 11), where the path datagram itself opens the association if it
+    /// arrives first.
     func encodeDatagram(stream: MuxStream, endpoint: SocketEndpoint, _ payload: UnsafeRawBufferPointer) -> Bool {
-        if stream.isOpen, let path = datagramPath, path.send(stream: stream.id, endpoint: endpoint, payload: payload) { return true }
+        if stream.isOpen || features.contains(.udpPathOpens), let path = datagramPath,
+           path.send(stream: stream.id, endpoint: endpoint, payload: payload) {
+            if !stream.isOpen { pathHoldsOpening = true }
+            return true
+        }
         return encodeOnCarrier(stream: stream, endpoint: endpoint, payload)
     }
 
@@ -232,10 +263,39 @@ public final class MuxSession {
     /// A datagram of association `id` that arrived on the UDP path: delivered like one from DATAGRAM
     /// frames. False when no such association is live — the path is not ordered with the carrier, so
     /// a datagram may cross the RESET that closed it; it is dropped, never a protocol error.
+    ///
+    /// Relay, where UDP path opens are in effect (docs/protocol.md §8, item 11): a datagram for a
+    /// stream id the client may have opened but whose OPEN has not come on the carrier yet opens
+    /// that association first, as an OPEN of `proto` 17 to `endpoint` would, and is then delivered.
     public func receivePathDatagram(stream id: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) -> Bool {
-        guard !isClosed, let stream = streams[id], stream.isAssociation, !stream.isClosed else { return false }
+        guard !isClosed else { return false }
+        guard let stream = streams[id] ?? openFromPath(id, endpoint: endpoint), stream.isAssociation, !stream.isClosed else { return false }
         stream.handler?.stream(stream, didReceiveDatagram: payload, endpoint: endpoint)
         return true
+    }
+
+    /// The association a path datagram for `id` opens, or nil where it may open none: the feature
+    /// is not in effect, the id is not the client's, its OPEN was read already (the association
+    /// ended: the datagram crossed its RESET), the path opened it already (it ended since), it lies
+    /// beyond `pathOpenReach`, or the client is going away.
+    private func openFromPath(_ id: UInt32, endpoint: SocketEndpoint) -> MuxStream? {
+        guard role == .relay, features.contains(.udpPathOpens), id % 2 == 1, id > highestPeerStreamID,
+              id - highestPeerStreamID <= Self.pathOpenReach, !openedByPath.contains(id), !peerGoingAway else { return nil }
+        openedByPath.insert(id)
+        associationsOpenedByPath += 1
+        let stream = acceptOpen(id, window: 0, association: true)
+        delegate.session(self, didRequest: stream, to: Destination(endpoint))
+        return streams[id]
+    }
+
+    /// Relay: a stream the client opened (its OPEN, or a path datagram that opened it), in the table
+    /// before the delegate decides on it.
+    private func acceptOpen(_ id: UInt32, window: UInt32, association: Bool) -> MuxStream {
+        let stream = MuxStream(id: id, session: self, sendCredit: association ? 0 : Int(window),
+                               receiveWindow: association ? 0 : settings.streamWindow, isAssociation: association)
+        streams[id] = stream
+        if association { associationCount += 1 }
+        return stream
     }
 
     /// A datagram of association `id` that the UDP path took but could not send after all (the
@@ -276,6 +336,10 @@ public final class MuxSession {
     /// Seals what was encoded this turn. The carrier calls it before writing to its socket.
     public func flush() {
         flushRequested = false
+        if pathHoldsOpening {
+            pathHoldsOpening = false
+            datagramPath?.sendHeld()
+        }
         sealRecord()
     }
 
@@ -397,11 +461,8 @@ public final class MuxSession {
             guard id > highestPeerStreamID, id % 2 == 1, !peerGoingAway else { throw .unknownStream(id, frame: "OPEN") }
             guard proto == .tcp || proto == .udp else { throw .badFrame("OPEN for protocol \(proto.rawValue)") }
             highestPeerStreamID = id
-            let association = proto == .udp
-            let stream = MuxStream(id: id, session: self, sendCredit: association ? 0 : Int(window),
-                                   receiveWindow: association ? 0 : settings.streamWindow, isAssociation: association)
-            streams[id] = stream
-            if association { associationCount += 1 }
+            if !openedByPath.isEmpty, try openedOnPath(id, proto: proto) { return }
+            let stream = acceptOpen(id, window: window, association: proto == .udp)
             delegate.session(self, didRequest: stream, to: destination)
         case .openOK(let id, let window):
             guard let stream = try liveStream(id, "OPEN_OK") else { return }
@@ -452,6 +513,17 @@ public final class MuxSession {
             guard udpPathOffered else { throw .unexpectedPathFrame(.udpPathUse, .notOffered) }
             delegate.session(self, peerUsesUDPPath: use)
         }
+    }
+
+    /// Relay: whether the OPEN of `id` finds its association opened by the path already (and
+    /// answered then). Forgets the path's opens up to `id`: ids below it whose OPEN never came are
+    /// no longer the client's to open.
+    private func openedOnPath(_ id: UInt32, proto: IPProtocol) throws(MuxError) -> Bool {
+        let opened = openedByPath.contains(id)
+        openedByPath = openedByPath.filter { $0 > id }
+        guard opened else { return false }
+        guard proto == .udp else { throw .unknownStream(id, frame: "OPEN of a TCP stream on an id a UDP path datagram opened") }
+        return true
     }
 
     /// The stream `id` if live; nil for one that existed and is closed (late frames are normal);

@@ -78,11 +78,11 @@ public final class RelayServer {
                  + (workers.count > 1 ? ", \(workers.count) workers" : ""), "relay")
     }
 
-    /// Message 2 advertises the settings' features, less the UDP path (and its bundles) when its
+    /// Message 2 advertises the settings' features, less the UDP path (and the bits that extend it) when its
     /// socket is missing.
     static func responder(for settings: RelaySettings, udpPath: Bool) -> SluiceResponder {
         var features = settings.mux.features
-        if !udpPath { features.subtract([.udpPath, .udpPathBundles]) }
+        if !udpPath { features.subtract(.udpPathFamily) }
         return SluiceResponder(localStatic: settings.privateKey, psk: settings.psk, features: features.rawValue)
     }
 

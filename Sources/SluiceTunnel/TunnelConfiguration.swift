@@ -58,11 +58,11 @@ public struct TunnelConfiguration: Sendable {
 
     /// Whether UDP flows may travel on the relay's encrypted UDP path where it offers one and it
     /// answers (docs/protocol.md §8; `--udp-path auto`); false sends every datagram on the carriers
-    /// (`--udp-path off`). It is the UDP path feature bits of `mux.features` (the path and its
-    /// bundles), which HELLO offers.
+    /// (`--udp-path off`). It is the UDP path feature bits of `mux.features` (the path, its bundles
+    /// and its opens), which HELLO offers.
     public var udpPath: Bool {
         get { mux.features.contains(.udpPath) }
-        set { if newValue { mux.features.formUnion([.udpPath, .udpPathBundles]) } else { mux.features.subtract([.udpPath, .udpPathBundles]) } }
+        set { if newValue { mux.features.formUnion(.udpPathFamily) } else { mux.features.subtract(.udpPathFamily) } }
     }
 
     /// Flows go to a Sluice relay.

@@ -82,9 +82,10 @@ def wait_path(t, state: str, timeout: float, keep_busy=None) -> float:
     return time.monotonic() - t0
 
 
-def rtt_probe(topo, count: int = 2000, timeout: float = 0.1) -> dict:
+def rtt_probe(topo, count: int = 2000, timeout: float = 0.1, new_socket: bool = False) -> dict:
     cp = topo.exec(topo.client, [h.PY, str(h.HERE / "udprtt.py"), "--host", netns.SERVER_V4, "--port", str(h.UDP_PORT),
-                                 "--count", str(count), "--size", "100", "--timeout", str(timeout)], timeout=count * timeout + 60)
+                                 "--count", str(count), "--size", "100", "--timeout", str(timeout)]
+                   + (["--new-socket"] if new_socket else []), timeout=count * timeout + 60)
     assert cp.returncode == 0, f"udprtt.py: {cp.stderr.strip()}"
     return json.loads(cp.stdout)
 
@@ -151,6 +152,28 @@ def test_udp_echo_under_loss_costs_what_it_costs_direct(make_tunnel, direct_topo
     assert s["p99"] < HELD_BEHIND_CARRIER, (f"p99 {s['p99'] * 1e6:,.0f} µs through Sluice ({d['p99'] * 1e6:,.0f} µs direct): "
                                             f"datagrams waited behind lost TCP segments")
     assert s["lost"] / s["count"] <= d["lost"] / d["count"] + 0.01, f"lost {s['lost']} through Sluice, {d['lost']} direct"
+
+
+@pytest.mark.sluice
+@pytest.mark.e2e_timeout(120)
+def test_new_sockets_under_loss_do_not_wait_behind_the_carrier(make_tunnel, runner, loss):
+    """1 % loss each way, 1,000 requests each from a new socket (as a stub resolver sends its
+    queries): each first datagram takes the path and opens its association there (docs/protocol.md
+    §8, item 11), so none waits behind a lost TCP segment of the carrier for TCP's 200 ms minimum
+    RTO. Without opens the first datagram rides the carrier behind its OPEN, and about 1 % of the
+    requests (the upward losses) come back after 200 ms or more: ~10 here."""
+    t = make_tunnel()
+    rtt_probe(t.topo, count=20)  # a mapping, so the path has a UDP flow to validate for
+    wait_path(t, "up", 10)
+    before = path_of(t)["datagramsSent"]
+    loss(t.topo)
+    r = rtt_probe(t.topo, count=1000, timeout=LOSSY_TIMEOUT, new_socket=True)
+    record_latency("UDP echo 100 B from a new socket each, 1 % loss each way, p99 (sluice)", r["p99"],
+                   lost=f"{r['lost']}/{r['count']}", slow=r["slow"])
+    sent = path_of(t)["datagramsSent"] - before
+    assert sent >= 950, f"{sent} of 1,000 first datagrams took the path"
+    assert r["slow"] <= 2, f"{r['slow']} answers took over 150 ms: first datagrams waited behind lost TCP segments ({r})"
+    assert r["lost"] <= 60, r
 
 
 @pytest.mark.sluice
@@ -261,6 +284,24 @@ def _relay_for_hand_made_carriers(runner, topology):
     return relay_key, client_key, control
 
 
+def _validated_path(topology, relay_key, client_key, bits: int, associations: int = 0):
+    """A hand-made carrier whose HELLO has `bits`, its path validated for 1,400-byte probes and in
+    use (UDP_PATH_USE(1)), with `associations` opened and answered first: (carrier, path, socket, ids)."""
+    c = _carrier(topology, relay_key, client_key, hello=bits)
+    offers = [p for t, _, p in _frames_until(c, sp.UDP_PATH, 3.0) if t == sp.UDP_PATH]
+    assert offers, "no UDP_PATH after HELLO with bit 1"
+    path = sp.UDPPath(c, struct.unpack(">I", offers[0])[0])
+    u = topology.socket(topology.client, socket.AF_INET, socket.SOCK_DGRAM)
+    u.connect((netns.RELAY_CLIENT_SIDE_V4, h.RELAY_PORT))
+    u.settimeout(2)
+    u.send(path.probe(1, padding=1400))  # the relay sends no packet larger than this probe
+    assert path.open(u.recv(65535))[0] == sp.PATH_PROBE_REPLY
+    sids = [c.open(netns.SERVER_V4, h.UDP_PORT, window=0, proto=17) for _ in range(associations)]
+    assert all(c.wait_stream(sid)[0] == "OPEN_OK" for sid in sids)
+    c.send_frames([sp.frame(sp.UDP_PATH_USE, 0, b"\x01")])
+    return c, path, u, sids
+
+
 @pytest.mark.sluice
 @pytest.mark.e2e_timeout(90)
 def test_udp_path_spoken_by_hand(runner, topology, servers):
@@ -338,19 +379,7 @@ def test_udp_path_bundles_spoken_by_hand(runner, topology, servers):
     relay_key, client_key, control = _relay_for_hand_made_carriers(runner, topology)
 
     def path_for(bits):
-        c = _carrier(topology, relay_key, client_key, hello=bits)
-        offers = [p for t, _, p in _frames_until(c, sp.UDP_PATH, 3.0) if t == sp.UDP_PATH]
-        assert offers, "no UDP_PATH after HELLO with bit 1"
-        path = sp.UDPPath(c, struct.unpack(">I", offers[0])[0])
-        u = topology.socket(topology.client, socket.AF_INET, socket.SOCK_DGRAM)
-        u.connect((netns.RELAY_CLIENT_SIDE_V4, h.RELAY_PORT))
-        u.settimeout(2)
-        u.send(path.probe(1, padding=1400))  # the relay sends no packet larger than this probe
-        assert path.open(u.recv(65535))[0] == sp.PATH_PROBE_REPLY
-        sids = [c.open(netns.SERVER_V4, h.UDP_PORT, window=0, proto=17) for _ in range(3)]
-        assert all(c.wait_stream(sid)[0] == "OPEN_OK" for sid in sids)
-        c.send_frames([sp.frame(sp.UDP_PATH_USE, 0, b"\x01")])
-        return c, path, u, sids
+        return _validated_path(topology, relay_key, client_key, bits, associations=3)
 
     def relay_counters():
         cp = topology.exec(topology.relay, [h.sluice_bin(), "status", "--relay", "--control", str(control), "--json"], timeout=20)
@@ -391,6 +420,66 @@ def test_udp_path_bundles_spoken_by_hand(runner, topology, servers):
     drops, events = relay_counters()
     assert drops.get("udp-path-malformed") == 2, drops
     assert events.get("udp-path-datagrams-in") == 3, events
+    for s_ in (u, c, old_u, old):
+        s_.close()
+
+
+@pytest.mark.sluice
+@pytest.mark.e2e_timeout(90)
+def test_udp_path_opens_spoken_by_hand(runner, topology, servers):
+    """sluiceproto.py for bit 3 (docs/protocol.md §8, item 11): a path DATAGRAM for a stream id whose
+    OPEN the client has not sent opens the association — the echo's answer comes back on the path
+    and OPEN_OK on the carrier — and the OPEN sent after it is answered by nothing more. After the
+    client's RESET a path datagram for that id opens nothing. A client whose HELLO lacked bit 3
+    opens nothing from the path: its datagram is dropped and counted, and no OPEN_OK comes."""
+    relay_key, client_key, control = _relay_for_hand_made_carriers(runner, topology)
+
+    def path_for(bits):
+        c, path, u, _ = _validated_path(topology, relay_key, client_key, bits)
+        time.sleep(0.2)  # UDP_PATH_USE is on the carrier, the datagrams on the path: let it arrive first
+        return c, path, u
+
+    def relay_counters():
+        cp = topology.exec(topology.relay, [h.sluice_bin(), "status", "--relay", "--control", str(control), "--json"], timeout=20)
+        stats = json.loads(cp.stdout)["relays"][0]["statistics"]
+        return stats["drops"], stats["events"]
+
+    c, path, u = path_for(sp.FEATURE_POLICY_REFUSALS | sp.FEATURE_UDP_PATH | sp.FEATURE_UDP_PATH_BUNDLES | sp.FEATURE_UDP_PATH_OPENS)
+    assert c.features & sp.FEATURE_UDP_PATH_OPENS, "the relay advertises opens in message 2"
+    sid, open_frame = c.open(netns.SERVER_V4, h.UDP_PORT, window=0, proto=17, send=False)
+    u.send(path.datagram(sid, netns.SERVER_V4, h.UDP_PORT, b"E opened by the path"))
+    kind, _, plaintext = path.open(u.recv(65535))
+    assert kind == sp.PATH_DATAGRAM
+    assert struct.unpack(">I", plaintext[:4])[0] == sid and plaintext[11:].endswith(b" opened by the path"), plaintext
+    assert c.wait_stream(sid)[0] == "OPEN_OK", "the relay answers the association the path opened on the carrier"
+
+    c.send_frames([open_frame])
+    assert not [f for f in _frames_until(c, sp.OPEN_OK, 1.0) if f[0] in (sp.OPEN_OK, sp.RESET, sp.GO_AWAY)], \
+        "the OPEN that followed was answered again"
+    u.send(path.datagram(sid, netns.SERVER_V4, h.UDP_PORT, b"E again"))
+    assert path.open(u.recv(65535))[2].endswith(b" again"), "the association carries on"
+    drops, events = relay_counters()
+    assert events.get("udp-path-opens") == 1, events
+
+    c.send_frames([sp.frame(sp.RESET, sid, bytes([sp.CLOSED]) + b"done")])
+    time.sleep(0.2)
+    u.settimeout(0.5)
+    u.send(path.datagram(sid, netns.SERVER_V4, h.UDP_PORT, b"E after its reset"))
+    with pytest.raises(socket.timeout):
+        u.recv(65535)
+        pytest.fail("a path datagram reopened an association the client had reset")
+
+    old, old_path, old_u = path_for(sp.FEATURE_POLICY_REFUSALS | sp.FEATURE_UDP_PATH | sp.FEATURE_UDP_PATH_BUNDLES)
+    old_sid, _ = old.open(netns.SERVER_V4, h.UDP_PORT, window=0, proto=17, send=False)
+    old_u.settimeout(0.5)
+    old_u.send(old_path.datagram(old_sid, netns.SERVER_V4, h.UDP_PORT, b"E not offered"))
+    with pytest.raises(socket.timeout):
+        old_u.recv(65535)
+        pytest.fail("the path opened an association for a client that did not offer bit 3")
+    assert not [f for f in _frames_until(old, sp.OPEN_OK, 1.0) if f[0] == sp.OPEN_OK]
+    drops, events = relay_counters()
+    assert events.get("udp-path-opens") == 1, events
+    assert drops.get("udp-path-unknown-stream") == 2, drops
     for s_ in (u, c, old_u, old):
         s_.close()
 
@@ -483,4 +572,32 @@ def test_with_a_peer_from_before_bundles(runner, topology, servers, old):
         assert path["state"] == "up" and path["packetsSent"] == path["datagramsSent"] >= 300, path
     for app in apps:
         app.close()
+    _assert_both_alive_without_protocol_errors(relay, client)
+
+
+OPENLESS_BIN = os.environ.get("SLUICE_OPENLESS_BIN", "")
+
+
+@_against_an_old_binary(OPENLESS_BIN, "set SLUICE_OPENLESS_BIN to a sluice binary with UDP path bundles from before its opens")
+def test_with_a_peer_from_before_opens(runner, topology, servers, old):
+    """A new relay with a client from before opens, and a new client with such a relay: bit 3 is
+    not in effect (docs/protocol.md §1.1), so each new socket's first datagram rides the carrier
+    behind its OPEN as before — every one answered — and the path opens nothing."""
+    control, relay, client = _with_old_peer(runner, topology, OPENLESS_BIN, old)
+    app = h.app_udp_socket(topology, "ipv4")
+    h.udp_echo(app, (netns.SERVER_V4, h.UDP_PORT), b"open")
+    bin_for_relay = h.sluice_bin() if old == "client" else OPENLESS_BIN
+
+    def relay_events():
+        cp = topology.exec(topology.relay, [bin_for_relay, "status", "--relay", "--control", str(control), "--json"], timeout=20)
+        return json.loads(cp.stdout)["relays"][0]["statistics"]["events"]
+
+    h.wait_for(lambda: relay_events().get("udp-path-probes-answered", 0) > 0, 10, what="the path validating")
+    time.sleep(0.5)
+    for i in range(50):
+        fresh = h.app_udp_socket(topology, "ipv4")
+        h.udp_echo(fresh, (netns.SERVER_V4, h.UDP_PORT), b"new socket %d" % i)
+        fresh.close()
+    assert relay_events().get("udp-path-opens", 0) == 0
+    app.close()
     _assert_both_alive_without_protocol_errors(relay, client)

@@ -109,7 +109,7 @@ final class MuxFeatureTests: XCTestCase {
         try relay.receiveHello(CarrierFeatures(rawValue: 0b11), isFirstFrame: true)
         XCTAssertEqual(relay.inEffect, [.policyRefusals])
 
-        let client = FeatureNegotiation(role: .client, advertised: CarrierFeatures(rawValue: 0b1000), supported: .implemented)
+        let client = FeatureNegotiation(role: .client, advertised: CarrierFeatures(rawValue: 0x80), supported: .implemented)
         XCTAssertEqual(client.helloToSend, .implemented, "any advertised bit asks for HELLO, known or not")
         XCTAssertEqual(client.inEffect, [])
         XCTAssertNil(FeatureNegotiation(role: .client, advertised: [], supported: .implemented).helloToSend)
@@ -130,6 +130,7 @@ final class MuxFeatureTests: XCTestCase {
         XCTAssertEqual(CarrierFeatures(rawValue: 0x81).description, "policy-refusals+0x80")
         XCTAssertEqual(CarrierFeatures(rawValue: 0x03).description, "policy-refusals+udp-path")
         XCTAssertEqual(CarrierFeatures(rawValue: 0x06).description, "udp-path+udp-path-bundles")
+        XCTAssertEqual(CarrierFeatures(rawValue: 0x0A).description, "udp-path+udp-path-opens")
         XCTAssertEqual("\(MuxError.unexpectedHello(.notFirst))", "peer sent HELLO out of turn: HELLO must be the carrier's first frame")
     }
 }

@@ -56,11 +56,12 @@ final class MuxUDPPathTests: XCTestCase {
         XCTAssertEqual(receiveError(oldClient.relay, use).map { "\($0)" }, "\(MuxError.unexpectedPathFrame(.udpPathUse, .notNegotiated))")
     }
 
-    /// Datagrams sent before OPEN_OK ride the carrier behind their OPEN, so they never reach the
-    /// relay ahead of the association; after it the path gets them, and what it refuses rides the
-    /// carrier. Both ends deliver what arrives on the path to the live association.
+    /// Without UDP path opens (bit 3), datagrams sent before OPEN_OK ride the carrier behind their
+    /// OPEN, so they never reach the relay ahead of the association; after it the path gets them,
+    /// and what it refuses rides the carrier. Both ends deliver what arrives on the path to the live
+    /// association.
     func testDatagramsGoToThePathOnceTheAssociationIsOpen() throws {
-        let pair = MuxPair(autoAccept: false, advertised: .implemented)
+        let pair = MuxPair(autoAccept: false, advertised: CarrierFeatures.implemented.subtracting(.udpPathOpens))
         let relayHandler = DatagramHandler()
         pair.relayCarrier.onRequest = { stream, _ in
             stream.handler = relayHandler

@@ -228,4 +228,46 @@ final class EngineUDPPathTests: XCTestCase {
         XCTAssertEqual(relayEvents["udp-path-packets-out", default: 0] - relayBefore["udp-path-packets-out", default: 0], out)
         XCTAssertEqual(after.packetsReceived - before.packetsReceived, 16)
     }
+
+    // MARK: opens (feature bit 3)
+
+    /// Sixteen new application sockets at once, with the path up: their first datagrams go on the
+    /// path (in one bundle) instead of behind their OPENs on the carrier, the relay opens the
+    /// sixteen associations from them, and every answer comes back.
+    func testNewSocketsFirstDatagramsOpenTheirAssociationsOnThePath() throws {
+        try start()
+        _ = openAssociations(1)
+        let fresh = (0..<16).map { SocketEndpoint(address: app.address, port: app.port + 100 + UInt16($0)) }
+        let before = path
+        XCTAssertTrue(burst(from: fresh))
+        let after = path
+        XCTAssertEqual(after.datagramsSent - before.datagramsSent, 16, "every first datagram on the path")
+        XCTAssertEqual(after.datagramsOverCarrier, before.datagramsOverCarrier)
+        XCTAssertEqual(relayEvents["udp-path-opens", default: 0], 16, "the path datagrams opened the associations")
+        XCTAssertEqual(harness.relay.statistics().clients.first?.udpMappings, 17)
+        XCTAssertTrue(roundTrips(2, from: fresh[3]), "an association the path opened carries on")
+        XCTAssertTrue(harness.engine.statistics().drops.filter { $0.key.hasPrefix("udp-path") && $0.value > 0 }.isEmpty)
+    }
+
+    /// Where either end predates opens, a new socket's first datagram rides the carrier behind its
+    /// OPEN, as before, and the path opens nothing.
+    func testWithoutOpensFirstDatagramsRideTheCarrier() throws {
+        for old in ["relay", "client"] {
+            if old == "relay" {
+                try start(relayFeatures: CarrierFeatures.implemented.subtracting(.udpPathOpens))
+            } else {
+                try start { $0.mux.features.remove(.udpPathOpens) }
+            }
+            _ = openAssociations(1)
+            let fresh = (0..<4).map { SocketEndpoint(address: app.address, port: app.port + 100 + UInt16($0)) }
+            let before = path
+            XCTAssertTrue(burst(from: fresh), "old \(old)")
+            XCTAssertEqual(path.datagramsSent, before.datagramsSent, "old \(old): none on the path")
+            XCTAssertEqual(relayEvents["udp-path-opens", default: 0], 0, "old \(old)")
+            echo.close()
+            harness.shutdown()
+        }
+        harness = nil
+        echo = nil
+    }
 }

@@ -8,6 +8,8 @@ struct PathCounters: Sendable {
     /// Packets that carried them: fewer where bundles gather a turn's datagrams.
     var packetsOut = 0
     var probesAnswered = 0
+    /// Associations a datagram on the path opened before their OPEN came on the carrier.
+    var opens = 0
     var roamed = 0
     var malformed = 0
     var unknownIndex = 0
@@ -23,7 +25,7 @@ struct PathCounters: Sendable {
             sessions: a.sessions + b.sessions, packetsIn: a.packetsIn + b.packetsIn,
             datagramsIn: a.datagramsIn + b.datagramsIn, datagramsOut: a.datagramsOut + b.datagramsOut,
             packetsOut: a.packetsOut + b.packetsOut,
-            probesAnswered: a.probesAnswered + b.probesAnswered, roamed: a.roamed + b.roamed,
+            probesAnswered: a.probesAnswered + b.probesAnswered, opens: a.opens + b.opens, roamed: a.roamed + b.roamed,
             malformed: a.malformed + b.malformed, unknownIndex: a.unknownIndex + b.unknownIndex,
             unauthenticated: a.unauthenticated + b.unauthenticated, replayed: a.replayed + b.replayed,
             unknownStream: a.unknownStream + b.unknownStream, tooBig: a.tooBig + b.tooBig,
@@ -47,6 +49,7 @@ struct PathCounters: Sendable {
             "udp-path-datagrams-out": datagramsOut,
             "udp-path-packets-out": packetsOut,
             "udp-path-probes-answered": probesAnswered,
+            "udp-path-opens": opens,
             "udp-path-roamed": roamed,
             "udp-path-too-big-for-path": tooBig,
         ]) { $0 + $1 }

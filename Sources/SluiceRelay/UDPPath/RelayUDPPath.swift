@@ -172,11 +172,14 @@ final class RelayUDPPath: DatagramBatchSender {
     }
 
     private func deliver(on session: PathSession, stream: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) {
-        if session.carrier.session.receivePathDatagram(stream: stream, endpoint: endpoint, payload: payload) {
+        let mux = session.carrier.session
+        let opened = mux.associationsOpenedByPath
+        if mux.receivePathDatagram(stream: stream, endpoint: endpoint, payload: payload) {
             counters.datagramsIn += 1
         } else {
             counters.unknownStream += 1
         }
+        counters.opens += mux.associationsOpenedByPath - opened
     }
 
     // MARK: sending

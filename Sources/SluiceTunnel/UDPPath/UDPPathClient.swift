@@ -116,6 +116,13 @@ final class UDPPathClient: CarrierUDPPath, MuxDatagramPath, DatagramBatchSender,
         return true
     }
 
+    /// A datagram that opens its association is in this turn's packets: they go now, before the
+    /// carrier writes the OPEN (the bundle and the batch, empty then, still close the turn).
+    func sendHeld() {
+        seal(pending)
+        outgoing.flush()
+    }
+
     // MARK: sending
 
     /// PathBundleSealer: the turn's gathered datagrams as one packet into the batch (none once closed).
