@@ -107,8 +107,13 @@ def test_fault_breaks_the_carrier(make_tunnel, name):
             first = after
         slack = SECOND_FAULT_KIB + (STALL_EXTRA_KIB if name == "stall" else 0)
         for proc in ("client", "relay"):
-            assert after[proc]["RssAnon"] <= first[proc]["RssAnon"] + slack, \
-                f"{proc} RssAnon grew from {first[proc]['RssAnon']} to {after[proc]['RssAnon']} KiB between two {name} faults"
+            # From the higher of the baseline and the first fault's figure: the first fault may free
+            # buffers the warm-up had in use and end below the baseline (the client's RssAnon went
+            # 3,800 -> 2,712 KiB after a first flip-c2s in one CI run and 4,996 after the second,
+            # 1.2 MiB above the baseline), which says nothing of a leak.
+            reference = max(first[proc]["RssAnon"], baseline[proc]["RssAnon"])
+            assert after[proc]["RssAnon"] <= reference + slack, \
+                f"{proc} RssAnon grew from {reference} to {after[proc]['RssAnon']} KiB between two {name} faults"
     assert t.client.alive() and t.relay.alive()
 
 
