@@ -68,10 +68,8 @@ public final class MuxSession {
     /// How far past the newest OPEN on the carrier a path datagram may open a stream id: the
     /// associations a client opens while its OPENs still wait in the carrier (a burst of new
     /// sockets behind a full carrier). A path datagram farther out is dropped like one for an
-    /// unknown stream, and its association opens when its OPEN arrives. It also bounds how far
-    /// the relay lets a client past its association cap: one the path opened evicts nothing until
-    /// its OPEN arrives (`RelayWorker`), at most half this many per carrier.
-    public static let pathOpenReach: UInt32 = 256
+    /// unknown stream, and its association opens when its OPEN arrives.
+    public static let pathOpenReach: UInt32 = 1024
     /// Relay: associations path datagrams opened (their OPEN was still on its way).
     public private(set) var associationsOpenedByPath = 0
     private var waiting: [MuxStream] = []
@@ -286,7 +284,6 @@ public final class MuxSession {
         openedByPath.insert(id)
         associationsOpenedByPath += 1
         let stream = acceptOpen(id, window: 0, association: true)
-        stream.openedByPath = true
         delegate.session(self, didRequest: stream, to: Destination(endpoint))
         return streams[id]
     }
@@ -464,10 +461,7 @@ public final class MuxSession {
             guard id > highestPeerStreamID, id % 2 == 1, !peerGoingAway else { throw .unknownStream(id, frame: "OPEN") }
             guard proto == .tcp || proto == .udp else { throw .badFrame("OPEN for protocol \(proto.rawValue)") }
             highestPeerStreamID = id
-            if !openedByPath.isEmpty, try openedOnPath(id, proto: proto) {
-                if let stream = streams[id], !stream.isClosed { stream.handler?.streamOpenArrived(stream) }
-                return
-            }
+            if !openedByPath.isEmpty, try openedOnPath(id, proto: proto) { return }
             let stream = acceptOpen(id, window: window, association: proto == .udp)
             delegate.session(self, didRequest: stream, to: destination)
         case .openOK(let id, let window):

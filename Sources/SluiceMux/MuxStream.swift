@@ -20,10 +20,6 @@ public protocol MuxStreamHandler: AnyObject {
     func stream(_ stream: MuxStream, didReceiveDatagram payload: UnsafeRawBufferPointer, endpoint: SocketEndpoint)
     /// UDP association, client side: a datagram the relay sent to `endpoint` failed.
     func stream(_ stream: MuxStream, datagramTo endpoint: SocketEndpoint, failed code: DatagramErrorCode, mtu: Int)
-    /// UDP association, relay side, opened by a path datagram (`MuxStream.openedByPath`): its OPEN
-    /// has now come on the carrier, behind whatever the client sent before it (docs/protocol.md §8,
-    /// item 11).
-    func streamOpenArrived(_ stream: MuxStream)
 }
 
 /// Defaults so that a TCP endpoint need not implement the datagram calls, nor a UDP endpoint the
@@ -35,7 +31,6 @@ extension MuxStreamHandler {
     public func streamCanSend(_ stream: MuxStream) {}
     public func stream(_ stream: MuxStream, didReceiveDatagram payload: UnsafeRawBufferPointer, endpoint: SocketEndpoint) {}
     public func stream(_ stream: MuxStream, datagramTo endpoint: SocketEndpoint, failed code: DatagramErrorCode, mtu: Int) {}
-    public func streamOpenArrived(_ stream: MuxStream) {}
 }
 
 /// One flow multiplexed on a carrier. Loop-confined, like its session.
@@ -66,9 +61,6 @@ public final class MuxStream {
     var waitingToSend = false
     /// A UDP association (OPEN with protocol 17): datagrams, no byte stream, no credit.
     public let isAssociation: Bool
-    /// Relay: a datagram on the UDP path opened this association before its OPEN arrived
-    /// (docs/protocol.md §8, item 11); the handler hears `streamOpenArrived` when the OPEN comes.
-    public internal(set) var openedByPath = false
     /// A datagram arriving in several DATAGRAM frames, until its last piece.
     private var partialDatagram: [UInt8] = []
     private var partialEndpoint: SocketEndpoint?

@@ -145,9 +145,6 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
 
     func stream(_ stream: MuxStream, didReset reason: ResetReason, message: String) { release() }
 
-    /// A path datagram opened this association; its OPEN has come now, and with it the cap.
-    func streamOpenArrived(_ stream: MuxStream) { worker.associationOpenArrived(self) }
-
     private func release() {
         guard !finished else { return }
         finished = true

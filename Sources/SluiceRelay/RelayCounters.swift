@@ -30,8 +30,6 @@ struct RelayCounters: Sendable {
     /// Datagrams a destination socket or the carrier could not take (never queued).
     var datagramsDroppedToDestinations = 0
     var datagramsDroppedToClient = 0
-    /// UDP mappings closed to keep a client within its cap.
-    var udpMappingsEvicted = 0
 }
 
 extension RelayCounters {
@@ -46,6 +44,5 @@ extension RelayCounters {
         datagramsRefused += other.datagramsRefused
         datagramsDroppedToDestinations += other.datagramsDroppedToDestinations
         datagramsDroppedToClient += other.datagramsDroppedToClient
-        udpMappingsEvicted += other.udpMappingsEvicted
     }
 }

@@ -82,8 +82,7 @@ extension RelayServer {
             "datagram-to-client": total.datagramsDroppedToClient,
         ]
         for (reason, count) in total.streamsRefused { drops["stream-refused-\(reason.name)"] = count }
-        var events = ["carriers-established": total.carriersEstablished, "connections-without-data": total.emptyConnections,
-                      "udp-mappings-evicted": total.udpMappingsEvicted]
+        var events = ["carriers-established": total.carriersEstablished, "connections-without-data": total.emptyConnections]
         path?.add(to: &drops, events: &events)
         var statistics = RelayStatistics(
             listen: "\(listeningEndpoint)", carriers: snapshots.reduce(0) { $0 + $1.carriers.count },

@@ -15,14 +15,6 @@ final class ClientLimits: Sendable {
         /// evicts is one that holds some.
         var mappings: [Int]
         var openRate: TokenBucket?
-
-        /// Over `cap`: `worker` itself if it holds one, else the worker holding the most.
-        func evictor(beside worker: Int, cap: Int) -> Int? {
-            guard mappings.reduce(0, +) > cap else { return nil }
-            if mappings[worker] > 1 { return worker }
-            let others = mappings.indices.filter { $0 != worker && mappings[$0] > 0 }
-            return others.max { mappings[$0] < mappings[$1] } ?? worker
-        }
     }
 
     private let workers: Int
@@ -71,15 +63,11 @@ final class ClientLimits: Sendable {
             var usage = table[client] ?? Usage(mappings: Array(repeating: 0, count: workers))
             usage.mappings[worker] += 1
             table[client] = usage
-            return usage.evictor(beside: worker, cap: cap)
+            guard usage.mappings.reduce(0, +) > cap else { return nil }
+            if usage.mappings[worker] > 1 { return worker }
+            let others = usage.mappings.indices.filter { $0 != worker && usage.mappings[$0] > 0 }
+            return others.max { usage.mappings[$0] < usage.mappings[$1] } ?? worker
         }
-    }
-
-    /// The worker that should evict one of `client`'s mappings because it holds more than `cap`
-    /// (as `addMapping` chooses), or nil; counts nothing. For a mapping counted before its cap
-    /// applied (one a UDP path datagram opened, checked when its OPEN arrives).
-    func mappingEvictor(_ client: ClientID, on worker: Int, cap: Int) -> Int? {
-        table.withLock { table in table[client]?.evictor(beside: worker, cap: cap) }
     }
 
     func removeMapping(_ client: ClientID, on worker: Int) {

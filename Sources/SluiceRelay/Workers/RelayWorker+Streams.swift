@@ -103,18 +103,16 @@ extension RelayWorker {
     /// A UDP association: evicts the client's longest-idle one when it is at its cap — on this
     /// worker if it holds another, else on the worker that holds the most (which evicts on its own
     /// loop a moment later, so for that moment the client holds one over its cap).
-    ///
-    /// One a UDP path datagram opened is counted now but judged against the cap when its OPEN
-    /// arrives (`associationOpenArrived`): a client at its own cap evicts its oldest mapping first,
-    /// and that RESET travels on the carrier ahead of the OPEN, behind the path datagram. Judged at
-    /// once, every new socket of a client at the cap would cost a second eviction here, of another
-    /// association, that the client did not ask for. The reach of path opens bounds how many such
-    /// associations wait (`MuxSession.pathOpenReach`).
     private func openAssociation(_ stream: MuxStream, client: ClientID) {
         let idle = idleAssociations[client] ?? IdleList()
         idleAssociations[client] = idle
-        let cap = stream.openedByPath ? Int.max : settings.maxUDPMappingsPerClient
-        if let evicting = limits.addMapping(client, on: index, cap: cap) { evictMapping(of: client, on: evicting) }
+        if let evicting = limits.addMapping(client, on: index, cap: settings.maxUDPMappingsPerClient) {
+            if evicting == index {
+                idle.oldest?.expire(evictionReason)
+            } else {
+                directory?.execute(on: evicting) { worker in worker.evictOldestMapping(of: client) }
+            }
+        }
         let link = AssociationLink(stream: stream, client: client, worker: self, loop: loop)
         associations[ObjectIdentifier(link)] = link
         idle.touch(link)
@@ -124,26 +122,9 @@ extension RelayWorker {
 
     private var evictionReason: String { "evicted: the client holds \(settings.maxUDPMappingsPerClient) UDP mappings" }
 
-    /// The OPEN of an association a path datagram opened came: now the cap applies to it.
-    func associationOpenArrived(_ link: AssociationLink) {
-        if let evicting = limits.mappingEvictor(link.client, on: index, cap: settings.maxUDPMappingsPerClient) {
-            evictMapping(of: link.client, on: evicting)
-        }
-    }
-
-    private func evictMapping(of client: ClientID, on worker: Int) {
-        if worker == index {
-            evictOldestMapping(of: client)
-        } else {
-            directory?.execute(on: worker) { worker in worker.evictOldestMapping(of: client) }
-        }
-    }
-
     /// Another worker's new association put `client` over its cap: the longest idle here goes.
     func evictOldestMapping(of client: ClientID) {
-        guard let oldest = idleAssociations[client]?.oldest else { return }
-        counters.udpMappingsEvicted += 1
-        oldest.expire(evictionReason)
+        idleAssociations[client]?.oldest?.expire(evictionReason)
     }
 
     func associationEnded(_ link: AssociationLink) {

@@ -44,7 +44,6 @@ final class EngineHarness: TunnelEventDelegate {
     var relayKey: PrivateKey { relayKeys[0] }
     let clientKey = PrivateKey.generate()
     private let relayFeatures: CarrierFeatures
-    private let relayMappingCap: Int?
     /// The host's own address, where test servers listen (see `HostAddress`).
     let host: IPAddress
     /// Every event the engine emitted, in order.
@@ -68,10 +67,8 @@ final class EngineHarness: TunnelEventDelegate {
     ///   - directDNS: split DNS's way around the tunnel, given to the engine before it starts.
     ///   - transport: makes the engine's carrier and UDP path sockets.
     ///   - relayFeatures: what the relays advertise (a relay that predates a feature: less).
-    ///   - relayMappingCap: the relays' UDP mapping cap per client (`--max-udp-mappings`), if not the default.
     init(offloads: PacketOffloads = [], upstream: Upstream = .relay, directDNS: DirectDNSPath? = nil,
          transport: any CarrierTransport = DirectCarrierTransport(), relayFeatures: CarrierFeatures = .implemented,
-         relayMappingCap: Int? = nil,
          configure: (inout TunnelConfiguration) -> Void = { _ in }) throws {
         guard let host = HostAddress.forTests else { throw XCTSkip("this host has no non-loopback IPv4 address for test servers, and none may be added") }
         self.host = host
@@ -80,10 +77,9 @@ final class EngineHarness: TunnelEventDelegate {
         if case .relays(let n) = upstream { count = n }
         relayKeys = (0..<count).map { _ in PrivateKey.generate() }
         self.relayFeatures = relayFeatures
-        self.relayMappingCap = relayMappingCap
         relayServers = []
         for key in relayKeys {
-            relayServers.append(try Self.makeRelay(port: 0, key: key, client: clientKey.publicKey, features: relayFeatures, mappingCap: relayMappingCap, loop: loop))
+            relayServers.append(try Self.makeRelay(port: 0, key: key, client: clientKey.publicKey, features: relayFeatures, loop: loop))
         }
         relayPorts = relayServers.map(\.listeningEndpoint.port)
         let relays = zip(relayServers, relayKeys).map { TunnelConfiguration.Relay(endpoint: $0.listeningEndpoint, publicKey: $1.publicKey) }
@@ -106,12 +102,10 @@ final class EngineHarness: TunnelEventDelegate {
         try engine.start()
     }
 
-    private static func makeRelay(port: UInt16, key: PrivateKey, client: PublicKey, features: CarrierFeatures,
-                                  mappingCap: Int?, loop: EventLoop) throws -> RelayServer {
+    private static func makeRelay(port: UInt16, key: PrivateKey, client: PublicKey, features: CarrierFeatures, loop: EventLoop) throws -> RelayServer {
         var settings = RelaySettings(listen: SocketEndpoint(address: IPAddress("127.0.0.1")!, port: port), privateKey: key,
                                      allowedClients: [client], psk: nil, maxStreamsPerClient: 1024, handshakeTimeoutMilliseconds: 5_000)
         settings.mux.features = features
-        if let mappingCap { settings.maxUDPMappingsPerClient = mappingCap }
         return try RelayServer(settings: settings, loop: loop)
     }
 
@@ -119,13 +113,13 @@ final class EngineHarness: TunnelEventDelegate {
     func killRelay(_ index: Int = 0, restart: Bool) throws {
         relayServers[index].shutdown()
         if restart {
-            relayServers[index] = try Self.makeRelay(port: relayPorts[index], key: relayKeys[index], client: clientKey.publicKey, features: relayFeatures, mappingCap: relayMappingCap, loop: loop)
+            relayServers[index] = try Self.makeRelay(port: relayPorts[index], key: relayKeys[index], client: clientKey.publicKey, features: relayFeatures, loop: loop)
         }
     }
 
     /// Starts the `index`th relay again after `killRelay(index, restart: false)`.
     func restartRelay(_ index: Int) throws {
-        relayServers[index] = try Self.makeRelay(port: relayPorts[index], key: relayKeys[index], client: clientKey.publicKey, features: relayFeatures, mappingCap: relayMappingCap, loop: loop)
+        relayServers[index] = try Self.makeRelay(port: relayPorts[index], key: relayKeys[index], client: clientKey.publicKey, features: relayFeatures, loop: loop)
     }
 
     /// Streams the `index`th relay has open for the client.
