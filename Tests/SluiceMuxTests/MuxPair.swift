@@ -3,6 +3,17 @@ import XCTest
 import SluiceMux
 import SluiceWire
 
+/// A session's UDP path, in memory (`MuxDatagramPath`): takes what `accepting` says and records it.
+final class MemoryPath: MuxDatagramPath {
+    var accepting = true
+    var sent: [(stream: UInt32, endpoint: SocketEndpoint, bytes: [UInt8])] = []
+    func send(stream: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) -> Bool {
+        guard accepting else { return false }
+        sent.append((stream, endpoint, Array(payload)))
+        return true
+    }
+}
+
 /// One end's carrier, in memory: sealed records wait in `records` until `MuxPair.pump()` carries them
 /// to the other session. `queuedBytes` is what is waiting plus `extraQueued`, so a test can make the
 /// carrier look slow (or full) without holding records back.

@@ -9,17 +9,6 @@ final class MuxUDPPathTests: XCTestCase {
     private let endpoint = SocketEndpoint("192.0.2.7:53")!
     private let destination = Destination(host: .ip(IPAddress("192.0.2.7")!), port: 53)
 
-    /// A path that takes what `accepting` says and records it.
-    private final class MemoryPath: MuxDatagramPath {
-        var accepting = true
-        var sent: [(stream: UInt32, endpoint: SocketEndpoint, bytes: [UInt8])] = []
-        func send(stream: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) -> Bool {
-            guard accepting else { return false }
-            sent.append((stream, endpoint, Array(payload)))
-            return true
-        }
-    }
-
     func testOfferAndUseTravelBetweenTheEnds() throws {
         let pair = MuxPair(advertised: .implemented)
         try pair.pump()
