@@ -147,20 +147,24 @@ public struct Socket: Sendable {
 }
 
 extension SocketEndpoint {
-    /// Calls `body` with this endpoint as a `sockaddr` (IPv4 or IPv6) and its length.
+    /// Calls `body` with this endpoint as a `sockaddr` (IPv4 or IPv6) and its length. Allocates
+    /// nothing: the relay's datagram batch calls it for every datagram it sends.
     public func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
         switch address {
-        case .v4:
+        case .v4(let a):
             var sa = sockaddr_in()
             sa.sin_family = sa_family_t(AF_INET)
             sa.sin_port = port.bigEndian
-            address.bytes.withUnsafeBytes { src in withUnsafeMutableBytes(of: &sa.sin_addr) { $0.copyMemory(from: src) } }
+            sa.sin_addr.s_addr = a.bigEndian
             return withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        case .v6:
+        case .v6(let hi, let lo):
             var sa = sockaddr_in6()
             sa.sin6_family = sa_family_t(AF_INET6)
             sa.sin6_port = port.bigEndian
-            address.bytes.withUnsafeBytes { src in withUnsafeMutableBytes(of: &sa.sin6_addr) { $0.copyMemory(from: src) } }
+            withUnsafeMutableBytes(of: &sa.sin6_addr) { raw in
+                raw.storeBytes(of: hi.bigEndian, toByteOffset: 0, as: UInt64.self)
+                raw.storeBytes(of: lo.bigEndian, toByteOffset: 8, as: UInt64.self)
+            }
             return withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
         }
     }
