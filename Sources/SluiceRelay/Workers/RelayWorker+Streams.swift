@@ -120,7 +120,9 @@ extension RelayWorker {
         scheduleSweep()
     }
 
-    private var evictionReason: String { "evicted: the client holds \(settings.maxUDPMappingsPerClient) UDP mappings" }
+    static func evictionReason(_ settings: RelaySettings) -> String {
+        "evicted: the client holds \(settings.maxUDPMappingsPerClient) UDP mappings"
+    }
 
     /// Another worker's new association put `client` over its cap: the longest idle here goes.
     func evictOldestMapping(of client: ClientID) {

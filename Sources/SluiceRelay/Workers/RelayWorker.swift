@@ -22,7 +22,10 @@ final class RelayWorker {
     let index: Int
     unowned let loop: EventLoop
     /// This worker's copy, replaced on its loop at a reload.
-    var settings: RelaySettings
+    var settings: RelaySettings { didSet { evictionReason = Self.evictionReason(settings) } }
+    /// The RESET message of an association evicted at its client's cap, made once per settings: at
+    /// the cap every new association evicts one.
+    private(set) var evictionReason: String
     let limits: ClientLimits
     /// Carriers on this worker, as the front counts them for placement (`RelayWorkers.place`).
     let load: WorkerLoad
@@ -61,6 +64,7 @@ final class RelayWorker {
     init(index: Int, settings: RelaySettings, limits: ClientLimits, load: WorkerLoad, pathSocket: PathSocket?, loop: EventLoop) {
         self.index = index
         self.settings = settings
+        evictionReason = Self.evictionReason(settings)
         self.limits = limits
         self.load = load
         self.loop = loop

@@ -88,8 +88,9 @@ final class UDPForwarder {
         return mapping
     }
 
-    private func close(_ mapping: UDPMapping, why: String) {
-        Log.debug("UDP mapping \(mapping.application) closed: \(why)", "tunnel")
+    /// `why` is built only when debug logging is on: at the cap this runs for every new socket.
+    private func close(_ mapping: UDPMapping, why: @autoclosure () -> String) {
+        Log.debug("UDP mapping \(mapping.application) closed: \(why())", "tunnel")
         mapping.close()
         mappings[mapping.application] = nil
         idle.remove(mapping)
