@@ -18,6 +18,7 @@
 #include <lwip/priv/tcp_priv.h>
 #include <string.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef err_t (*sluice_output4_fn)(struct netif *netif, struct pbuf *p, const ip4_addr_t *dest);
@@ -207,3 +208,53 @@ static inline int sluice_tcp_reap_timewait(uint32_t min_ticks) {
     return freed;
 }
 
+
+// MARK: packet buffers lwIP adopts
+//
+// A TUN read of a 64 KiB super-packet lands in memory the engine owns; lwIP's pbuf_alloc would make it
+// copy every uploaded byte once more before lwIP sees it. A packet buffer instead carries a custom pbuf
+// (lwIP's documented pbuf_alloced_custom, for drivers that receive into their own memory) in a header
+// in front of the bytes: the packet is read into the buffer, and the buffer is handed to lwIP as that
+// pbuf. Whoever frees the pbuf last (lwIP, or a flow that queued it) frees the buffer.
+#if !LWIP_SUPPORT_CUSTOM_PBUF
+#error "lwIP built without custom pbufs: packet buffers need pbuf_alloced_custom"
+#endif
+
+/// The header in front of a packet buffer's bytes, 64 bytes so that the bytes start cache-line aligned.
+struct sluice_packet_buffer_header {
+    struct pbuf_custom custom;
+    char padding[64 - sizeof(struct pbuf_custom)];
+};
+_Static_assert(sizeof(struct sluice_packet_buffer_header) == 64, "packet buffer header is one cache line");
+_Static_assert(offsetof(struct sluice_packet_buffer_header, custom) == 0, "the pbuf is the buffer's start");
+
+static inline void sluice_packet_buffer_release(struct pbuf *p) { free(p); }
+
+/// A buffer of `capacity` bytes, 64-byte aligned, or NULL when memory is short. Free it with
+/// sluice_packet_buffer_free unless it was adopted.
+static inline void *sluice_packet_buffer_alloc(size_t capacity) {
+    void *base = NULL;
+    if (posix_memalign(&base, 64, sizeof(struct sluice_packet_buffer_header) + capacity) != 0) return NULL;
+    return (char *)base + sizeof(struct sluice_packet_buffer_header);
+}
+
+static inline void sluice_packet_buffer_free(void *bytes) {
+    free((char *)bytes - sizeof(struct sluice_packet_buffer_header));
+}
+
+/// The buffer cut to its first `capacity` bytes (realloc; glibc shrinks in place), or NULL when
+/// realloc failed and the buffer is as it was. Not once adopted.
+static inline void *sluice_packet_buffer_shrink(void *bytes, size_t capacity) {
+    char *base = realloc((char *)bytes - sizeof(struct sluice_packet_buffer_header),
+                         sizeof(struct sluice_packet_buffer_header) + capacity);
+    return base == NULL ? NULL : base + sizeof(struct sluice_packet_buffer_header);
+}
+
+/// Gives the buffer to lwIP as a pbuf over its `length` bytes from `offset` (a PBUF_REF: its payload is
+/// memory lwIP did not allocate). From here on the pbuf owns the buffer: pbuf_free releases it.
+static inline struct pbuf *sluice_packet_buffer_adopt(void *bytes, size_t offset, uint16_t length) {
+    struct sluice_packet_buffer_header *header =
+        (struct sluice_packet_buffer_header *)((char *)bytes - sizeof(struct sluice_packet_buffer_header));
+    header->custom.custom_free_function = sluice_packet_buffer_release;
+    return pbuf_alloced_custom(PBUF_RAW, length, PBUF_REF, &header->custom, (char *)bytes + offset, length);
+}

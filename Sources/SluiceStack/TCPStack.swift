@@ -159,14 +159,29 @@ public final class TCPStack {
     /// `.locallyMade` only where `takesUnverifiedSegments`, which the caller checked before it chose
     /// not to complete the checksum).
     public func input(_ packet: UnsafeRawBufferPointer, summary info: PacketSummary, checksum: SegmentChecksum = .verify) {
+        guard admits(packet, info), let p = Self.pbufCopy(of: packet) else { return }
+        feed(p, info, checksum: checksum)
+    }
+
+    /// The same for a packet lwIP may keep as it is: the buffer becomes the segment's pbuf, without a
+    /// copy (`PacketBuffer`), and is freed when lwIP or the flow is done with it.
+    public func input(_ buffer: consuming PacketBuffer, summary info: PacketSummary, checksum: SegmentChecksum = .verify) {
+        guard admits(UnsafeRawBufferPointer(buffer.packet), info) else { return }
+        feed(buffer.adopt(), info, checksum: checksum)
+    }
+
+    /// Counts the packet and decides whether it goes to lwIP: not when it is no TCP, is for loopback,
+    /// or is a SYN of a new flow (held until the upstream answers: `admit`, `refuse`) or a segment
+    /// after such a held SYN.
+    private func admits(_ packet: UnsafeRawBufferPointer, _ info: PacketSummary) -> Bool {
         counters.packetsIn += 1
         guard info.protocol == .tcp else {
             counters.droppedUnsupported += 1
-            return
+            return false
         }
         if info.destination.address.isLoopback {
             counters.droppedLoopback += 1
-            return
+            return false
         }
         let key = FlowKey(application: info.source, destination: info.destination)
         if info.tcpFlags.contains(.syn) && !info.tcpFlags.contains(.ack) {
@@ -174,22 +189,16 @@ public final class TCPStack {
                 let isNew = heldSYNs[key] == nil
                 heldSYNs[key] = Array(packet)  // a retransmitted SYN replaces the held one
                 if isNew { delegate?.stack(self, didReceiveSYNFor: key) }
-                return
+                return false
             }
         } else if heldSYNs[key] != nil {
             if info.tcpFlags.contains(.rst) {
                 heldSYNs[key] = nil
                 delegate?.stack(self, didAbandon: key)
             }
-            return
+            return false
         }
-        if checksum == .locallyMade {
-            let length = info.length - info.transportOffset
-            feed(packet, destination: info.destination,
-                 unverified: (info.transportOffset, length, Self.passingSum(source: info.source.address, destination: info.destination.address, length: length)))
-        } else {
-            feed(packet, destination: info.destination)
-        }
+        return true
     }
 
     /// Lets lwIP answer the held SYN of `key`: the relay reached the destination.
@@ -197,7 +206,8 @@ public final class TCPStack {
         guard let syn = heldSYNs.removeValue(forKey: key) else { return }
         admitted.insert(key)
         dropTimeWait(key)
-        syn.withUnsafeBytes { feed($0, destination: key.destination) }
+        guard let p = syn.withUnsafeBytes(Self.pbufCopy(of:)) else { return }
+        feed(p, destination: key.destination)
     }
 
     /// Answers the held SYN of `key` with a RST, so the application's connect() fails with
@@ -246,10 +256,27 @@ public final class TCPStack {
     /// Hands one packet to lwIP (a copy: lwIP may keep it). With `unverified`, lwIP's checksum
     /// routine answers its one sum over the TCP segment (`offset`, `length`) with `sum` instead of
     /// reading it (`sluice_checksum_expect`; see `SegmentChecksum.locallyMade`).
-    private func feed(_ packet: UnsafeRawBufferPointer, destination: SocketEndpoint,
-                      unverified: (offset: Int, length: Int, sum: UInt16)? = nil) {
-        guard packet.count <= 0xFFFF, let p = pbuf_alloc(PBUF_RAW, UInt16(packet.count), PBUF_RAM) else { return }
+    /// A pbuf holding a copy of `packet`, or nil when it is too long for one or memory is short.
+    private static func pbufCopy(of packet: UnsafeRawBufferPointer) -> UnsafeMutablePointer<pbuf>? {
+        guard packet.count <= 0xFFFF, let p = pbuf_alloc(PBUF_RAW, UInt16(packet.count), PBUF_RAM) else { return nil }
         p.pointee.payload.copyMemory(from: packet.baseAddress!, byteCount: packet.count)
+        return p
+    }
+
+    /// Hands a segment to lwIP, its checksum verified or, for one the local kernel made, not.
+    private func feed(_ p: UnsafeMutablePointer<pbuf>, _ info: PacketSummary, checksum: SegmentChecksum) {
+        if checksum == .locallyMade {
+            let length = info.length - info.transportOffset
+            feed(p, destination: info.destination,
+                 unverified: (info.transportOffset, length, Self.passingSum(source: info.source.address, destination: info.destination.address, length: length)))
+        } else {
+            feed(p, destination: info.destination)
+        }
+    }
+
+    /// Gives `p` to lwIP as a packet from the application to `destination` (lwIP frees it).
+    private func feed(_ p: UnsafeMutablePointer<pbuf>, destination: SocketEndpoint,
+                      unverified: (offset: Int, length: Int, sum: UInt16)? = nil) {
         if let unverified { sluice_checksum_expect(p.pointee.payload + unverified.offset, Int32(unverified.length), unverified.sum) }
         defer { if unverified != nil { sluice_checksum_expect_none() } }
         withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { raw in

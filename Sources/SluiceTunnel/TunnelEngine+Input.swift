@@ -5,11 +5,13 @@ import SluiceWire
 /// Every packet read from the packet flow passes through `dispatch` once: parsed, reassembled if it
 /// is a fragment, and handed to lwIP (TCP), the UDP forwarder, or answered (ICMP echo). Loop thread.
 extension TunnelEngine {
-    /// A packet as the flow handed it in, with the partial checksum it may carry (the local kernel
+    /// Packet `index` of the input batch, with the partial checksum it may carry (the local kernel
     /// made it and left its checksum to the device). A TCP segment of that kind goes to lwIP
     /// unverified, its checksum never completed: two passes over every uploaded byte saved
     /// (`SegmentChecksum.locallyMade`). Any other packet's partial checksum is completed first.
-    func dispatch(_ packet: UnsafeMutableRawBufferPointer, partialChecksum: PacketOffload.PartialChecksum?) {
+    func dispatch(inputPacket index: Int) {
+        let packet = input.packet(index)
+        let partialChecksum = input.offload(index).partialChecksum
         let bytes = UnsafeRawBufferPointer(packet)
         let summary: PacketSummary
         do {
@@ -32,8 +34,17 @@ extension TunnelEngine {
                 return
             }
         }
-        route(bytes, summary, checksum: checksum)
+        if summary.protocol == .tcp, bytes.count >= Self.smallestAdoptedPacket, !summary.destination.address.isLoopback {
+            stack.input(input.take(index), summary: summary, checksum: checksum)
+        } else {
+            route(bytes, summary, checksum: checksum)
+        }
     }
+
+    /// TCP packets from this long on go to lwIP in the memory they were read into (`PacketBatch.take`):
+    /// the batch slot is then made anew, a malloc of 64 KiB, which costs more than copying a short
+    /// packet but much less than copying a super-packet.
+    static let smallestAdoptedPacket = 8_192
 
     /// A whole packet (one the reassembler put together).
     func dispatch(_ packet: UnsafeRawBufferPointer) {

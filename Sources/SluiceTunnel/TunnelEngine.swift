@@ -11,7 +11,8 @@ import SluiceWire
 //
 // Application → relay:
 //  1. The packet flow reports readable; `readFlow` reads a batch (`PacketFlow.readPackets`).
-//  2. `dispatch` parses it once (`PacketSummary`): TCP goes to lwIP (`TCPStack.input`) — a segment
+//  2. `dispatch` parses it once (`PacketSummary`): TCP goes to lwIP (`TCPStack.input`; a large
+//     packet in the memory it was read into, `PacketBatch.take`, without a copy) — a segment
 //     the local kernel made with its checksum left partial (offload) unverified and as it is, other
 //     packets with a partial checksum completed first. A SYN for
 //     a new flow is held there and reported (`stack(_:didReceiveSYNFor:)`): the engine opens a
@@ -78,7 +79,8 @@ public final class TunnelEngine: TCPStackDelegate, UpstreamDelegate {
     /// Destinations the relay's policy refused, logged once each.
     var refusedDestinations = RefusedDestinations()
     let rates = RateMeter()
-    private let input: PacketBatch
+    /// The batch the flow is read into; `dispatch(inputPacket:)` may take a packet out of it.
+    let input: PacketBatch
     private var bridges: [FlowKey: FlowBridge] = [:]
     private var endOfTurn: EndOfTurnHook?
     var rateTimer: LoopTimer?
@@ -201,7 +203,7 @@ public final class TunnelEngine: TCPStackDelegate, UpstreamDelegate {
                 let packet = input.packet(i)
                 counters.packetsIn += 1
                 counters.bytesIn += packet.count
-                dispatch(packet, partialChecksum: input.offload(i).partialChecksum)
+                dispatch(inputPacket: i)
             }
         }
     }

@@ -108,22 +108,47 @@ final class EngineTransferTests: XCTestCase {
                        "lwIP's timers ran while segments were held")
     }
 
+    /// Super-packets from the application (a kernel with segmentation offload writes them to a TUN)
+    /// go to lwIP in the memory they were read into (`PacketBatch.take`); the bytes arrive intact.
+    func testSuperPacketsFromTheApplicationArriveIntact() throws {
+        try restartOverASegmentingFlow()
+        let upload = content(4 << 20, seed: 4)
+        let app = harness.connectTCP(to: echo.endpoint, segmentSize: 60_000)
+        app.write(upload)
+        app.shutdownWrite()
+        XCTAssertTrue(harness.run(until: { app.isDone }, timeoutMilliseconds: 30_000), "transfer did not finish: received \(app.received.count)")
+        XCTAssertEqual(echo.bytesReceived, upload.count)
+        XCTAssertEqual(sha256(app.received), sha256(upload))
+    }
+
     /// A destination that reads nothing for a while: once its window and the relay's send buffer
     /// (4 MiB at most, tcp_wmem) are full, the relay's writes stop part-way, inside a carrier read's
     /// frames (`DestinationLink.writeHeld`), and what it keeps goes out later, in order, before the FIN.
     func testAnUploadToADestinationThatStallsArrivesIntactAndInOrder() throws {
         harness.waitConnected()
+        try uploadToAStallingDestination(segmentSize: nil)
+    }
+
+    /// The same with super-packets: while the stream has no credit, lwIP keeps segments that were
+    /// read into the flow's batch (adopted, not copied) across the reads that refill the batch, and
+    /// every byte must still be the application's.
+    func testSuperPacketsKeptWhileTheDestinationStallsArriveIntact() throws {
+        try restartOverASegmentingFlow()
+        try uploadToAStallingDestination(segmentSize: 60_000)
+    }
+
+    private func uploadToAStallingDestination(segmentSize: Int?, file: StaticString = #filePath, line: UInt = #line) throws {
         let listener = try Socket.listen(on: SocketEndpoint(address: harness.host, port: 0))
         defer { listener.close() }
         // A small receive buffer, set before the connection exists so that the window stays small.
         try listener.setOption(SOL_SOCKET, SO_RCVBUF, 4096, "SO_RCVBUF")
         let upload = content(8 << 20, seed: 3)
-        let app = harness.connectTCP(to: try listener.localEndpoint())
+        let app = harness.connectTCP(to: try listener.localEndpoint(), segmentSize: segmentSize)
         var server: Socket?
         XCTAssertTrue(harness.run {
             if server == nil, case .done(let (s, _))? = try? listener.accept() { server = s }
             return server != nil && app.state == .established
-        }, "the destination accepted the relay's connection")
+        }, "the destination accepted the relay's connection", file: file, line: line)
         guard let server else { return }
         defer { server.close() }
         app.write(upload)
@@ -140,9 +165,9 @@ final class EngineTransferTests: XCTestCase {
         }
         defer { harness.loop.deregister(fd: server.fd) }
         XCTAssertTrue(harness.run(until: { sawEOF }, timeoutMilliseconds: 30_000),
-                      "the FIN arrived: \(received.count) of \(upload.count) bytes")
-        XCTAssertEqual(received.count, upload.count)
-        XCTAssertEqual(sha256(received), sha256(upload), "every byte, in order")
+                      "the FIN arrived: \(received.count) of \(upload.count) bytes", file: file, line: line)
+        XCTAssertEqual(received.count, upload.count, file: file, line: line)
+        XCTAssertEqual(sha256(received), sha256(upload), "every byte, in order", file: file, line: line)
     }
 
     func testRefusedDestinationGivesTheApplicationARST() throws {

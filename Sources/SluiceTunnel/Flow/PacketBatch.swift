@@ -1,16 +1,22 @@
-/// A fixed set of packet slots that a `PacketFlow` reads into and writes from, allocated once: the
-/// packet path allocates nothing per packet.
+import SluiceStack
+
+/// A fixed set of packet slots that a `PacketFlow` reads into and writes from: the packet path copies
+/// nothing into them that the flow did not read, and allocates only to replace a slot the engine took.
 ///
 /// Each slot holds `headroom` bytes for the flow's own header, then at most `maximumPacketLength`
 /// bytes of IP packet, and the packet's `PacketOffload`. Fill a slot in place with `nextSlot` and
-/// `commit(length:offload:)`, or copy a packet in with `append`. Loop-confined, like the engine.
+/// `commit(length:offload:)`, or copy a packet in with `append`. Each slot is a `PacketBuffer` of its
+/// own, so that the engine can `take` a large TCP packet out of the batch and hand it to lwIP as it is;
+/// the slot gets new memory when it is next filled. A flow therefore keeps no pointer into a slot
+/// past the call that filled or wrote it. Loop-confined, like the engine.
 public final class PacketBatch {
     public let capacity: Int
     public let headroom: Int
     public let maximumPacketLength: Int
     public private(set) var count = 0
     private let slotLength: Int
-    private let storage: UnsafeMutableRawBufferPointer
+    /// Each slot's memory (`PacketBuffer.allocate`); nil once taken, until the slot is filled again.
+    private var slots: [UnsafeMutableRawBufferPointer?]
     private var lengths: [Int]
     private var offloads: [PacketOffload]
 
@@ -23,35 +29,49 @@ public final class PacketBatch {
         self.capacity = capacity
         self.headroom = headroom
         self.maximumPacketLength = maximumPacketLength
-        // Slots start 16-byte aligned so that loads in the checksum and header code stay aligned.
-        slotLength = (headroom + maximumPacketLength + 15) & ~15
-        storage = .allocate(byteCount: slotLength * capacity, alignment: 16)
+        slotLength = headroom + maximumPacketLength
+        slots = Array(repeating: nil, count: capacity)
         lengths = Array(repeating: 0, count: capacity)
         offloads = Array(repeating: .none, count: capacity)
     }
 
-    deinit { storage.deallocate() }
+    deinit {
+        for case let storage? in slots { PacketBuffer.deallocate(storage) }
+    }
+
+    /// Slot `index`'s memory to fill, made anew if it was taken. Slots start 64-byte aligned, so
+    /// loads in the checksum and header code stay aligned.
+    private func emptySlot(_ index: Int) -> UnsafeMutableRawBufferPointer {
+        if let storage = slots[index] { return storage }
+        let storage = PacketBuffer.allocate(capacity: slotLength)
+        slots[index] = storage
+        return storage
+    }
+
+    /// The memory of committed packet `index`.
+    private func slot(_ index: Int) -> UnsafeMutableRawBufferPointer {
+        precondition(index < count)
+        guard let storage = slots[index] else { preconditionFailure("packet \(index) of the batch was taken") }
+        return storage
+    }
 
     public var isEmpty: Bool { count == 0 }
     public var isFull: Bool { count == capacity }
 
     /// Packet `index` (without the headroom), writable in place.
     public func packet(_ index: Int) -> UnsafeMutableRawBufferPointer {
-        precondition(index < count)
-        return UnsafeMutableRawBufferPointer(rebasing: storage[index * slotLength + headroom..<index * slotLength + headroom + lengths[index]])
+        return UnsafeMutableRawBufferPointer(rebasing: slot(index)[headroom..<headroom + lengths[index]])
     }
 
     /// The headroom in front of packet `index`, for the flow's own header.
     public func headroom(_ index: Int) -> UnsafeMutableRawBufferPointer {
-        precondition(index < count)
-        return UnsafeMutableRawBufferPointer(rebasing: storage[index * slotLength..<index * slotLength + headroom])
+        return UnsafeMutableRawBufferPointer(rebasing: slot(index)[0..<headroom])
     }
 
     /// Headroom and packet of slot `index` as one buffer: what a flow with a per-packet header
     /// reads into or writes from in one call.
     public func framed(_ index: Int) -> UnsafeMutableRawBufferPointer {
-        precondition(index < count)
-        return UnsafeMutableRawBufferPointer(rebasing: storage[index * slotLength..<index * slotLength + headroom + lengths[index]])
+        return UnsafeMutableRawBufferPointer(rebasing: slot(index)[0..<headroom + lengths[index]])
     }
 
     public func offload(_ index: Int) -> PacketOffload {
@@ -63,7 +83,7 @@ public final class PacketBatch {
     /// then `commit`.
     public var nextSlot: UnsafeMutableRawBufferPointer? {
         guard count < capacity else { return nil }
-        return UnsafeMutableRawBufferPointer(rebasing: storage[count * slotLength..<count * slotLength + headroom + maximumPacketLength])
+        return emptySlot(count)
     }
 
     /// The packet area of the next free slot (after its headroom), or nil when the batch is full.
@@ -88,6 +108,18 @@ public final class PacketBatch {
         if packet.count > 0 { area.baseAddress!.copyMemory(from: packet.baseAddress!, byteCount: packet.count) }
         commit(length: packet.count, offload: offload)
         return true
+    }
+
+    /// Takes packet `index` out of the batch with its slot's memory (headroom included, the packet
+    /// after it), for a consumer that keeps the packet as it is: lwIP (`TCPStack.input`). The slot
+    /// gets new memory when it is filled next; until then `index` has no packet. Memory a short packet
+    /// leaves unused goes back first.
+    func take(_ index: Int) -> PacketBuffer {
+        var storage = slot(index)
+        slots[index] = nil
+        let end = headroom + lengths[index]
+        if end < storage.count / 2 { storage = PacketBuffer.shrink(storage, to: end) }
+        return PacketBuffer(owning: storage, packetRange: headroom..<end)
     }
 
     /// Forgets every packet; the slots are reused.

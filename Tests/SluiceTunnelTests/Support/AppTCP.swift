@@ -25,6 +25,9 @@ final class AppTCP {
     private var receiveNext: UInt32 = 0
     private var peerWindow = 0
     private var mss = 536
+    /// Payload per segment whatever MSS the engine announced, as a kernel with segmentation offload
+    /// hands a TUN super-packets of up to 64 KiB; nil: the MSS.
+    var segmentSize: Int?
     private var outgoing: [UInt8] = []
     private var outgoingOffset = 0
     private var finQueued = false
@@ -112,7 +115,7 @@ final class AppTCP {
             let waiting = outgoing.count - outgoingOffset
             let room = peerWindow - inFlight
             if waiting > 0 && room > 0 {
-                let n = min(waiting, room, mss)
+                let n = min(waiting, room, segmentSize ?? mss)
                 let chunk = Array(outgoing[outgoingOffset..<outgoingOffset + n])
                 emit([.ack, .psh], seq: sendNext, payload: chunk)
                 outgoingOffset += n

@@ -185,11 +185,13 @@ final class EngineHarness: TunnelEventDelegate {
 
     // MARK: applications
 
-    /// A new TCP connection from a fresh application port to `destination`, SYN sent.
-    func connectTCP(to destination: SocketEndpoint) -> AppTCP {
+    /// A new TCP connection from a fresh application port to `destination`, SYN sent; its segments
+    /// carry `segmentSize` bytes (super-packets) where given, else the engine's MSS.
+    func connectTCP(to destination: SocketEndpoint, segmentSize: Int? = nil) -> AppTCP {
         nextPort += 1
         let local = SocketEndpoint(address: IPAddress("198.18.0.1")!, port: nextPort)
         let app = AppTCP(from: local, to: destination) { [unowned self] packet in flow.inject([packet]) }
+        app.segmentSize = segmentSize
         connections[Self.key(local, destination)] = app
         app.connect()
         return app
