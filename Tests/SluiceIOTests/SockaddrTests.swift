@@ -16,7 +16,7 @@ final class SockaddrTests: XCTestCase {
             var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
             var addr = sa.sin_addr
             XCTAssertNotNil(inet_ntop(AF_INET, &addr, &text, socklen_t(text.count)))
-            XCTAssertEqual(String(cString: text), "192.0.2.10")
+            XCTAssertEqual(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), "192.0.2.10")
         }
     }
 
