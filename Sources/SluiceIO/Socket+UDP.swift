@@ -26,28 +26,6 @@ extension Socket {
         return (s, dualStack)
     }
 
-    /// A socket of `udpAnyFamily`, bound now to an ephemeral port on every address: what its first
-    /// datagram would otherwise do. Datagrams may arrive from then on (`discardQueuedDatagrams`).
-    public static func udpAnyFamilyBound() throws(SystemError) -> (Socket, dualStack: Bool) {
-        let (s, dualStack) = try udpAnyFamily()
-        try s.closingOnFailure { () throws(SystemError) in
-            try s.bind(to: SocketEndpoint(address: IPAddress(bytes: [UInt8](repeating: 0, count: dualStack ? 16 : 4)), port: 0))
-        }
-        return (s, dualStack)
-    }
-
-    /// Reads and drops every datagram waiting on the socket; returns how many there were.
-    @discardableResult
-    public func discardQueuedDatagrams() -> Int {
-        var count = 0
-        var byte: UInt8 = 0
-        // MSG_TRUNC: each call takes one whole datagram, whatever its length, into one byte.
-        while case .done? = try? syscallRetrying("recv", { Glibc.recv(fd, &byte, 1, Int32(MSG_DONTWAIT | MSG_TRUNC)) }) {
-            count += 1
-        }
-        return count
-    }
-
     /// Sends one datagram; an IPv4 destination on a dual-stack socket goes as an IPv4-mapped address.
     public func send(datagram: UnsafeRawBufferPointer, to endpoint: SocketEndpoint, dualStack: Bool) throws(SystemError) -> IOResult<Int> {
         let target = dualStack ? endpoint.ipv4Mapped : endpoint

@@ -7,10 +7,9 @@ import SluiceMux
 import SluiceSystem
 import SluiceWire
 
-/// The relay's end of one UDP association (docs/protocol.md §6): a UDP socket of its own (made and
-/// bound ahead, closed after the turn it ended in: `AssociationSockets`), that sends the client's
-/// datagrams to any destination and returns whatever arrives on it, from any source —
-/// endpoint-independent mapping, "full cone". Loop-confined.
+/// The relay's end of one UDP association (docs/protocol.md §6): a UDP socket of its own, bound once,
+/// that sends the client's datagrams to any destination and returns whatever arrives on it, from any
+/// source — endpoint-independent mapping, "full cone". Loop-confined.
 ///
 /// Datagrams to destinations wait only until the carrier read that brought them is handled
 /// (`DatagramBatch`, sent with one `sendmmsg` per association and turn); beyond that nothing queues: a datagram the socket or the carrier cannot take is
@@ -37,7 +36,7 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
     /// Binds the socket and accepts the association; resets it when no socket can be had.
     func start() {
         do {
-            let (s, dual) = try worker.associationSockets.take()
+            let (s, dual) = try Socket.udpAnyFamily()
             socket = s
             dualStack = dual
             try loop.register(fd: s.fd, events: [.readable, .edgeTriggered]) { [unowned self] in self.handle($0) }
@@ -151,7 +150,7 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
         finished = true
         if let socket {
             loop.forgetBeforeClose(fd: socket.fd)
-            worker.associationSockets.retire(socket)
+            socket.close()
         }
         socket = nil
         stream.handler = nil

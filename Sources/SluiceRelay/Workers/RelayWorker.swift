@@ -38,8 +38,6 @@ final class RelayWorker {
     var counters = RelayCounters()
     /// What associations send to destinations, sent together after each carrier read's records.
     let outgoingDatagrams: DatagramBatch
-    /// Sockets for new associations, made ahead; ended associations' sockets, closed after the turn.
-    let associationSockets: AssociationSockets
     /// The slots every association reads its destinations' datagrams into, a burst per call (loop-confined, so one is enough).
     let datagramReceiver = DatagramReceiver()
     var links: [ObjectIdentifier: DestinationLink] = [:]
@@ -71,7 +69,6 @@ final class RelayWorker {
         self.load = load
         self.loop = loop
         outgoingDatagrams = DatagramBatch(loop: loop)
-        associationSockets = AssociationSockets(loop: loop)
         guard let pathSocket else { return }
         do {
             udpPath = try RelayUDPPath(pathSocket, worker: self, loop: loop)
@@ -133,8 +130,7 @@ final class RelayWorker {
         return until - now
     }
 
-    /// Closes every carrier, the UDP path's socket and the association sockets (relay shutdown; a
-    /// second call does nothing).
+    /// Closes every carrier and the UDP path's socket (relay shutdown; a second call does nothing).
     func shutdown() {
         for entry in Array(carriers.values) { entry.carrier.close(.localShutdown) }
         carriers.removeAll()
@@ -142,7 +138,6 @@ final class RelayWorker {
         udpPath?.shutdown()
         udpPath = nil
         directory = nil
-        associationSockets.shutdown()
     }
 }
 
