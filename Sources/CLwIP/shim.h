@@ -208,7 +208,6 @@ static inline int sluice_tcp_reap_timewait(uint32_t min_ticks) {
     return freed;
 }
 
-
 // MARK: packet buffers lwIP adopts
 //
 // A TUN read of a 64 KiB super-packet lands in memory the engine owns; lwIP's pbuf_alloc would make it

@@ -41,9 +41,11 @@ extension TunnelEngine {
         }
     }
 
-    /// TCP packets from this long on go to lwIP in the memory they were read into (`PacketBatch.take`):
-    /// the batch slot is then made anew, a malloc of 64 KiB, which costs more than copying a short
-    /// packet but much less than copying a super-packet.
+    /// TCP packets from this long on go to lwIP in the memory they were read into (`PacketBatch.take`);
+    /// shorter ones (ACKs, MTU-sized segments) are copied. A new 64 KiB slot and the free of the old
+    /// one cost what a pbuf and a copy of about 1.5 KiB do (67–79 ns against 64–73 ns in a C loop
+    /// on this VM), and an adopted buffer stays allocated as long as lwIP keeps the segment: at
+    /// 8 KiB only super-packets are taken, where the copy saved is many times the slot's cost.
     static let smallestAdoptedPacket = 8_192
 
     /// A whole packet (one the reassembler put together).
