@@ -1,7 +1,7 @@
 import SluiceStack
 
-/// A fixed set of packet slots that a `PacketFlow` reads into and writes from: the packet path copies
-/// nothing into them that the flow did not read, and allocates only to replace a slot the engine took.
+/// A fixed set of packet slots that a `PacketFlow` reads into and writes from. A slot's memory is
+/// allocated when it is first filled, and again only after the engine took its packet (`take`).
 ///
 /// Each slot holds `headroom` bytes for the flow's own header, then at most `maximumPacketLength`
 /// bytes of IP packet, and the packet's `PacketOffload`. Fill a slot in place with `nextSlot` and
