@@ -253,9 +253,6 @@ public final class TCPStack {
         output(packet)
     }
 
-    /// Hands one packet to lwIP (a copy: lwIP may keep it). With `unverified`, lwIP's checksum
-    /// routine answers its one sum over the TCP segment (`offset`, `length`) with `sum` instead of
-    /// reading it (`sluice_checksum_expect`; see `SegmentChecksum.locallyMade`).
     /// A pbuf holding a copy of `packet`, or nil when it is too long for one or memory is short.
     private static func pbufCopy(of packet: UnsafeRawBufferPointer) -> UnsafeMutablePointer<pbuf>? {
         guard packet.count <= 0xFFFF, let p = pbuf_alloc(PBUF_RAW, UInt16(packet.count), PBUF_RAM) else { return nil }
@@ -274,7 +271,10 @@ public final class TCPStack {
         }
     }
 
-    /// Gives `p` to lwIP as a packet from the application to `destination` (lwIP frees it).
+    /// Gives `p` to lwIP as a packet from the application to `destination` (lwIP frees it). With
+    /// `unverified`, lwIP's checksum routine answers its one sum over the TCP segment (`offset`,
+    /// `length`) with `sum` instead of reading it (`sluice_checksum_expect`; see
+    /// `SegmentChecksum.locallyMade`).
     private func feed(_ p: UnsafeMutablePointer<pbuf>, destination: SocketEndpoint,
                       unverified: (offset: Int, length: Int, sum: UInt16)? = nil) {
         if let unverified { sluice_checksum_expect(p.pointee.payload + unverified.offset, Int32(unverified.length), unverified.sum) }

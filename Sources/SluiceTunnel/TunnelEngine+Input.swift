@@ -34,11 +34,7 @@ extension TunnelEngine {
                 return
             }
         }
-        if summary.protocol == .tcp, bytes.count >= Self.smallestAdoptedPacket, !summary.destination.address.isLoopback {
-            stack.input(input.take(index), summary: summary, checksum: checksum)
-        } else {
-            route(bytes, summary, checksum: checksum)
-        }
+        route(bytes, summary, checksum: checksum, inputPacket: index)
     }
 
     /// TCP packets from this long on go to lwIP in the memory they were read into (`PacketBatch.take`);
@@ -57,11 +53,18 @@ extension TunnelEngine {
         }
     }
 
-    private func route(_ packet: UnsafeRawBufferPointer, _ summary: PacketSummary, checksum: SegmentChecksum) {
+    /// Hands the packet on by protocol; a large TCP packet that is `inputPacket` of the input batch
+    /// is taken out of the batch for lwIP rather than copied.
+    private func route(_ packet: UnsafeRawBufferPointer, _ summary: PacketSummary, checksum: SegmentChecksum,
+                       inputPacket index: Int? = nil) {
         if summary.destination.address.isLoopback {
             counters.loopback += 1
         } else if summary.protocol == .tcp {
-            stack.input(packet, summary: summary, checksum: checksum)
+            if let index, packet.count >= Self.smallestAdoptedPacket {
+                stack.input(input.take(index), summary: summary, checksum: checksum)
+            } else {
+                stack.input(packet, summary: summary, checksum: checksum)
+            }
         } else {
             udp.input(summary, packet: packet)
         }
