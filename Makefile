@@ -29,7 +29,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 3
 # The benchmark makes namespaces and a TUN: root, through sudo when not already.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
-BENCH = $(SUDO) env SLUICE_BIN=$(SLUICE_BIN) timeout -k 30 1500 python3 Benchmarks/e2e/bench.py
+BENCH = $(SUDO) env SLUICE_BIN=$(SLUICE_BIN) timeout -k 30 1800 python3 Benchmarks/e2e/bench.py
 
 # The release binary links the Swift runtime and libstdc++ statically and packs its relative
 # relocations (lld, -z pack-relative-relocs: DT_RELR, glibc >= 2.36). Most of a Sluice process's

@@ -170,9 +170,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--openvpn-arg", action="append", default=[],
                     help="extra argument for both OpenVPN ends (repeatable; --openvpn-arg=--rcvbuf --openvpn-arg=4194304)")
     ap.add_argument("--pairs", type=int,
-                    help="paired rounds of one-stream iperf3, floor-aead and Sluice in turns, that the "
-                         "floor-aead verdicts judge (full 3, quick 1; 0: none)")
-    ap.add_argument("--time-limit", type=float, help="hard limit for the whole run in seconds (full 1200, quick 360)")
+                    help="paired rounds that the verdicts comparing two modes judge: one-stream iperf3 through "
+                         "floor-aead and Sluice in turns, the one-in-flight tests and the new-socket rate through "
+                         "kernel, floor, openvpn and Sluice in turns (full 3, quick 1; 0: none)")
+    ap.add_argument("--time-limit", type=float, help="hard limit for the whole run in seconds (full 1500, quick 420)")
     ap.add_argument("--strict", action="store_true", help="exit 3 when a target is missed")
     args = ap.parse_args(argv)
 
@@ -200,9 +201,9 @@ def main(argv: list[str]) -> int:
             setattr(s, name, getattr(args, name))
     s.client_args, s.relay_args, s.groups = args.client_arg, args.relay_arg, groups
     s.openvpn_args = args.openvpn_arg
-    limit = args.time_limit or (360 if args.quick else 1200)
+    limit = args.time_limit or (420 if args.quick else 1500)
     pairs = args.pairs if args.pairs is not None else (1 if args.quick else 3)
-    pairs = pairs if paired.wanted(modes, groups) else 0
+    pairings = [p for p in (paired.within(p, modes, groups) for p in paired.PAIRINGS) if p and pairs]
 
     raise_nofile(s.flows + 4096)
     signal.signal(signal.SIGTERM, _interrupt)
@@ -228,11 +229,11 @@ def main(argv: list[str]) -> int:
         for mode in modes:
             say(f"bench: {mode} mode ({'quick' if args.quick else 'full'})")
             results[mode] = measure.ModeRun(mode, s, workdir, loadgen, say, forward).run()
-        if pairs:
-            samples, errors = paired.run(pairs, s, workdir, loadgen, say, forward)
-            for mode, figures in paired.medians(samples).items():
+        for pairing in pairings:
+            samples, errors = paired.run(pairing, pairs, s, workdir, loadgen, say, forward)
+            for mode, figures in paired.medians(pairing, samples).items():
                 results[mode]["figures"].update(figures)
-                results[mode]["details"]["paired_rounds"] = samples[mode]
+                results[mode]["details"][pairing.name] = samples[mode]
             results["sluice"]["errors"].update(errors)  # each names its turn and mode
     except (KeyboardInterrupt, TimeoutError) as e:
         say(f"bench: stopped ({e}); everything it made is removed")
@@ -257,7 +258,7 @@ def main(argv: list[str]) -> int:
         "quick": args.quick,
         "git": git,
         "machine": machine,
-        "settings": {**vars(s), "pairs": pairs},
+        "settings": {**vars(s), "pairs": pairs, "pairings": [p.name for p in pairings]},
         "modes": results,
         "metrics": rows,
     }

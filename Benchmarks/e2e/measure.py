@@ -84,6 +84,9 @@ class Settings:
     settle_seconds: float = 1.0
     groups: tuple = GROUPS
     iperf_streams: tuple = (1, 4)  # the iperf group's stream counts, each run up and down
+    # The figures the udp and tcp_cc groups measure, by key; None: all of them. A paired turn
+    # (paired.py) names the few its targets compare.
+    only: tuple | None = None
     client_args: list = field(default_factory=list)
     relay_args: list = field(default_factory=list)
     openvpn_args: list = field(default_factory=list)  # extra arguments for both OpenVPN ends
@@ -318,9 +321,13 @@ class ModeRun:
                                + (f"; meanwhile {why}" if why else ""))
 
     # -- the tests -----------------------------------------------------------------------------------
+    def _wants(self, figure: str) -> bool:
+        return self.s.only is None or figure in self.s.only
+
     def test_udp(self) -> None:
         s = self.s
-        rss = self.client is not None and self.mode not in floor.MODES  # a forwarder's RSS is no client's
+        # A forwarder's RSS is no client's.
+        rss = self.client is not None and self.mode not in floor.MODES and self._wants("rss_udp_mib")
         if rss:
             time.sleep(s.settle_seconds)
             idle = steady_rss_kib(self.client.pid)
@@ -329,18 +336,17 @@ class ModeRun:
         with self._sampler(0.02) as sampler:
             # One in flight first: short, and a later test's trouble (a stall) cannot leak into it.
             for test, key in (("udp-rr", "udp_rr"), ("udp-new", "udp_new")):
-                self._latency(key, self._loadgen(f"{key}_latency_us", test, self.target, UDP_PORT, s.latency_seconds, 1, s.udp_size,
-                                                 timeout=s.latency_seconds + 20))
-            r = self._loadgen("udp_rr_per_s", "udp-rr", self.target, UDP_PORT, s.rate_seconds, s.udp_window, s.udp_size,
-                              timeout=s.rate_seconds + 20)
-            self.figures["udp_rr_per_s"] = r["rate"]
-            self.details["udp_rr"] = r
-            self.say(f"  [{self.mode}] UDP one socket {r['rate']:,.0f} req/s (lost {r['lost']})")
-            r = self._loadgen("udp_new_per_s", "udp-new", self.target, UDP_PORT, s.rate_seconds, s.udp_concurrency, s.udp_size,
-                              timeout=s.rate_seconds + 20)
-            self.figures["udp_new_per_s"] = r["rate"]
-            self.details["udp_new"] = r
-            self.say(f"  [{self.mode}] UDP new socket each {r['rate']:,.0f} req/s (lost {r['lost']})")
+                if self._wants(f"{key}_latency_us"):
+                    self._latency(key, self._loadgen(f"{key}_latency_us", test, self.target, UDP_PORT, s.latency_seconds, 1,
+                                                     s.udp_size, timeout=s.latency_seconds + 20))
+            for test, key, in_flight, what in (("udp-rr", "udp_rr", s.udp_window, "one socket"),
+                                               ("udp-new", "udp_new", s.udp_concurrency, "new socket each")):
+                if self._wants(f"{key}_per_s"):
+                    r = self._loadgen(f"{key}_per_s", test, self.target, UDP_PORT, s.rate_seconds, in_flight, s.udp_size,
+                                      timeout=s.rate_seconds + 20)
+                    self.figures[f"{key}_per_s"] = r["rate"]
+                    self.details[key] = r
+                    self.say(f"  [{self.mode}] UDP {what} {r['rate']:,.0f} req/s (lost {r['lost']})")
         if rss:
             self.figures["rss_udp_mib"] = sampler.peak["client"] / 1024
             self.details["rss_udp_samples"] = sampler.samples
@@ -403,8 +409,11 @@ class ModeRun:
 
     def test_tcp_cc(self) -> None:
         s = self.s
-        self._latency("tcp_cc", self._loadgen("tcp_cc_latency_us", "tcp-cc", self.target, CLOSE_PORT, s.latency_seconds, 1,
-                                              timeout=s.latency_seconds + 20))
+        if self._wants("tcp_cc_latency_us"):
+            self._latency("tcp_cc", self._loadgen("tcp_cc_latency_us", "tcp-cc", self.target, CLOSE_PORT,
+                                                  s.latency_seconds, 1, timeout=s.latency_seconds + 20))
+        if not self._wants("tcp_cc_per_s"):
+            return
         r = self._loadgen("tcp_cc_per_s", "tcp-cc", self.target, CLOSE_PORT, s.rate_seconds, s.tcp_cc_concurrency,
                           timeout=s.rate_seconds + 20)
         self.figures["tcp_cc_per_s"] = r["rate"]

@@ -45,11 +45,12 @@ class Metric:
 # Issue 17: one stream each way at ≥ 95 % of floor-aead. Judged on the medians of the paired rounds
 # (paired.py: the two in turns, under the same load), not on the main pass, where they ran minutes apart.
 AT_FLOOR = Target(">=", 0.95, "floor-aead")
+PAIRED_LABEL = "… median of paired rounds"
 METRICS: list[Metric] = [
     Metric("tcp1_up_gbps", "TCP, 1 stream, up", "Gbit/s", None, True, True),
-    Metric("tcp1_up_paired_gbps", "… median of paired rounds", "Gbit/s", AT_FLOOR, True, False),
+    Metric("tcp1_up_paired_gbps", PAIRED_LABEL, "Gbit/s", AT_FLOOR, True, False),
     Metric("tcp1_down_gbps", "TCP, 1 stream, down", "Gbit/s", None, True, True),
-    Metric("tcp1_down_paired_gbps", "… median of paired rounds", "Gbit/s", AT_FLOOR, True, False),
+    Metric("tcp1_down_paired_gbps", PAIRED_LABEL, "Gbit/s", AT_FLOOR, True, False),
     # Four streams no worse than one, with room for noise.
     Metric("tcp4_up_gbps", "TCP, 4 streams, up", "Gbit/s", Target(">=", 0.95, "sluice", "tcp1_up_gbps"), True, True),
     Metric("tcp4_down_gbps", "TCP, 4 streams, down", "Gbit/s",
@@ -59,20 +60,25 @@ METRICS: list[Metric] = [
     # No lower than what a user would install instead (a rate at N in flight is at most N / latency;
     # the latencies below carry the ceiling's targets).
     Metric("udp_rr_per_s", "UDP req/resp, one socket", "/s", Target(">=", 1.0, PEERS), True, True, digits=0),
-    Metric("udp_new_per_s", "UDP req/resp, new socket each", "/s", Target(">=", 1.0, "openvpn"), True, True,
-           digits=0),
-    Metric("tcp_cc_latency_us", "new TCP connection, 1 in flight", "µs", Target("<=", 1.6, "kernel"), False, True,
-           digits=0),
-    Metric("udp_rr_latency_us", "UDP round trip, 1 in flight", "µs", Target("<=", 1.5, "kernel"), False, True,
-           digits=0),
-    Metric("udp_new_latency_us", "UDP new socket + round trip, 1 in flight", "µs", Target("<=", 2.0, "kernel"),
-           False, True, digits=0),
+    # The targets below that compare Sluice with one other mode judge the medians of paired rounds
+    # (paired.LATENCY: kernel, OpenVPN and Sluice in turns, each turn only these tests), in which the
+    # kernel's and OpenVPN's figures are their own paired medians. A one-in-flight test is the one the
+    # host's other guests move most: in the main pass the kernel's new TCP connection took 137 µs in
+    # one run and 443 µs in the next.
+    Metric("udp_new_per_s", "UDP req/resp, new socket each", "/s", None, True, True, digits=0),
+    Metric("udp_new_paired_per_s", PAIRED_LABEL, "/s", Target(">=", 1.0, "openvpn"), True, True, digits=0),
+    Metric("tcp_cc_latency_us", "new TCP connection, 1 in flight", "µs", None, False, True, digits=0),
+    Metric("tcp_cc_latency_paired_us", PAIRED_LABEL, "µs", Target("<=", 1.6, "kernel"), False, True, digits=0),
+    Metric("udp_rr_latency_us", "UDP round trip, 1 in flight", "µs", None, False, True, digits=0),
+    Metric("udp_rr_latency_paired_us", PAIRED_LABEL, "µs", Target("<=", 1.5, "kernel"), False, True, digits=0),
+    Metric("udp_new_latency_us", "UDP new socket + round trip, 1 in flight", "µs", None, False, True, digits=0),
+    Metric("udp_new_latency_paired_us", PAIRED_LABEL, "µs", Target("<=", 2.0, "kernel"), False, True, digits=0),
     # The CPU side of "at the floor": with the CPUs full, Gbit/s goes as 1 / (s/GB), so ≥ 95 % of the
     # floor's throughput needs at most 1 / 0.95 ≈ 1.05 × its CPU per GB.
     Metric("cpu_up_s_per_gb", "CPU client+relay, 1 stream up", "s/GB", None, False, False),
-    Metric("cpu_up_paired_s_per_gb", "… median of paired rounds", "s/GB", Target("<=", 1.05, "floor-aead"), False, False),
+    Metric("cpu_up_paired_s_per_gb", PAIRED_LABEL, "s/GB", Target("<=", 1.05, "floor-aead"), False, False),
     Metric("cpu_down_s_per_gb", "CPU client+relay, 1 stream down", "s/GB", None, False, False),
-    Metric("cpu_down_paired_s_per_gb", "… median of paired rounds", "s/GB", Target("<=", 1.05, "floor-aead"),
+    Metric("cpu_down_paired_s_per_gb", PAIRED_LABEL, "s/GB", Target("<=", 1.05, "floor-aead"),
            False, False),
     Metric("cpu_up_client_s_per_gb", "… of which the client, up", "s/GB", None, False, False),
     Metric("cpu_up_relay_s_per_gb", "… of which the relay, up", "s/GB", None, False, False),
@@ -92,7 +98,9 @@ METRICS: list[Metric] = [
     # mode whose figure is high ran slower for it, whatever it is.
     Metric("host_steal_pct", "CPU time the host took (steal), whole run", "%", None, False, False, digits=1,
            of_the_tunnel=False),
-    Metric("host_steal_paired_pct", "… median of paired rounds", "%", None, False, False, digits=1,
+    Metric("host_steal_paired_pct", "… median of paired iperf3 rounds", "%", None, False, False, digits=1,
+           of_the_tunnel=False),
+    Metric("host_steal_latency_paired_pct", "… median of paired latency rounds", "%", None, False, False, digits=1,
            of_the_tunnel=False),
 ]
 BY_KEY = {m.key: m for m in METRICS}

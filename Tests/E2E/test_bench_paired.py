@@ -1,36 +1,64 @@
-"""The bench's paired rounds (Benchmarks/e2e/paired.py): floor-aead and Sluice in ABBA turns, and the
-medians that the floor-aead verdicts judge.
+"""The bench's paired rounds (Benchmarks/e2e/paired.py): the modes a verdict compares, in mirrored
+turns, and the medians that the verdicts judge.
 
-Pure Python, no namespaces: a stand-in for measure.ModeRun records the turns and hands back figures.
+Pure Python, no namespaces, but for the last test: a stand-in for measure.ModeRun records the turns and
+hands back figures. The last runs a real latency turn of Sluice in namespaces.
 """
 
+import dataclasses
+import os
 import sys
 from pathlib import Path
 
+import pytest
+
+import netns
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Benchmarks" / "e2e"))
 
+import bench  # noqa: E402
 import measure  # noqa: E402
 import metrics  # noqa: E402
 import paired  # noqa: E402
 
-
-def test_turns_alternate_abba():
-    assert paired.order(1) == ["floor-aead", "sluice"]
-    assert paired.order(3) == ["floor-aead", "sluice", "sluice", "floor-aead", "floor-aead", "sluice"]
-    assert paired.order(0) == []
+ALL_MODES = list(measure.MODES)
 
 
-def test_pairs_need_both_modes_and_the_iperf_group():
-    assert paired.wanted(["kernel", "floor-aead", "sluice"], ("udp", "iperf"))
-    assert not paired.wanted(["kernel", "sluice"], ("iperf",))
-    assert not paired.wanted(["floor-aead", "sluice"], ("udp",))
+def test_turns_mirror_each_round():
+    assert paired.order(paired.THROUGHPUT, 1) == ["floor-aead", "sluice"]
+    assert paired.order(paired.THROUGHPUT, 3) == ["floor-aead", "sluice", "sluice", "floor-aead", "floor-aead", "sluice"]
+    assert paired.order(paired.THROUGHPUT, 0) == []
+    assert paired.order(paired.LATENCY, 2) == ["kernel", "floor", "openvpn", "sluice",
+                                               "sluice", "openvpn", "floor", "kernel"]
 
 
-def test_a_turn_runs_one_stream_each_way_and_no_longer_than_the_main_pass():
-    ts = paired.turn_settings(measure.FULL)
+def test_a_pairing_runs_with_sluice_and_another_of_its_modes_and_one_of_its_groups():
+    assert paired.within(paired.THROUGHPUT, ["kernel", "floor-aead", "sluice"], ("udp", "iperf")) == paired.THROUGHPUT
+    assert paired.within(paired.THROUGHPUT, ["kernel", "sluice"], ("iperf",)) is None
+    assert paired.within(paired.THROUGHPUT, ["floor-aead", "sluice"], ("udp",)) is None
+    # Without OpenVPN the latency turns still set Sluice against the kernel.
+    assert paired.within(paired.LATENCY, ["kernel", "sluice"], ("tcp_cc",)).modes == ("kernel", "sluice")
+    assert paired.within(paired.LATENCY, ["kernel", "openvpn"], ("udp",)) is None
+    assert paired.within(paired.LATENCY, ALL_MODES, ("iperf", "idle_flows")) is None
+
+
+def test_a_throughput_turn_runs_one_stream_each_way_and_no_longer_than_the_main_pass():
+    ts = paired.turn_settings(paired.THROUGHPUT, measure.FULL)
     assert (ts.groups, ts.iperf_streams, ts.iperf_seconds) == (("iperf",), (1,), 5.0)
-    assert paired.turn_settings(measure.QUICK).iperf_seconds == 2
-    assert measure.FULL.iperf_streams == (1, 4), "the main pass is unchanged"
+    assert paired.turn_settings(paired.THROUGHPUT, measure.QUICK).iperf_seconds == 2
+    assert measure.FULL.iperf_streams == (1, 4) and measure.FULL.only is None, "the main pass is unchanged"
+
+
+def test_a_latency_turn_runs_only_the_tests_its_targets_compare():
+    ts = paired.turn_settings(paired.LATENCY, measure.FULL)
+    assert ts.groups == ("udp", "tcp_cc") and ts.rate_seconds == 5.0
+    assert set(ts.only) == {"udp_rr_latency_us", "udp_new_latency_us", "tcp_cc_latency_us", "udp_new_per_s"}
+    # Every paired key is a metric of the table, with the verdict the main pass's figure no longer has.
+    for pairing in paired.PAIRINGS:
+        for key, paired_key in pairing.keys.items():
+            assert paired_key in metrics.BY_KEY, paired_key
+            if metrics.BY_KEY[key].of_the_tunnel and key.startswith(("udp", "tcp")):
+                assert metrics.BY_KEY[key].target is None and metrics.BY_KEY[paired_key].target is not None, key
 
 
 def test_run_collects_each_turn_and_medians_pick_the_middle(monkeypatch, tmp_path):
@@ -51,13 +79,13 @@ def test_run_collects_each_turn_and_medians_pick_the_middle(monkeypatch, tmp_pat
             return {"figures": {"tcp1_up_gbps": up, "cpu_up_s_per_gb": 2.05}, "errors": errors}
 
     monkeypatch.setattr(measure, "ModeRun", FakeRun)
-    samples, errors = paired.run(3, measure.FULL, tmp_path, tmp_path / "loadgen", lambda _: None, tmp_path / "forward")
-    assert [t[0] for t in turns] == paired.order(3)
+    samples, errors = paired.run(paired.THROUGHPUT, 3, measure.FULL, tmp_path, tmp_path / "loadgen", lambda _: None, tmp_path / "forward")
+    assert [t[0] for t in turns] == paired.order(paired.THROUGHPUT, 3)
     assert {t[1] for t in turns} == {(1,)} and len({t[2] for t in turns}) == 6, "each turn in a directory of its own"
     assert samples["sluice"]["tcp1_up_gbps"] == [4.0, 1.0, 4.2]
-    assert errors == {"paired turn 3 (sluice) tcp1_down": "iperf3 exited 1"}
+    assert errors == {"paired iperf3 turn 3 (sluice) tcp1_down": "iperf3 exited 1"}
 
-    figures = paired.medians(samples)
+    figures = paired.medians(paired.THROUGHPUT, samples)
     assert figures["sluice"] == {"tcp1_up_paired_gbps": 4.0, "cpu_up_paired_s_per_gb": 2.05}
     assert figures["floor-aead"]["tcp1_up_paired_gbps"] == 4.4
     rows = {r["key"]: r for r in metrics.compare(figures)}
@@ -82,13 +110,29 @@ def test_a_turn_the_host_took_much_of_runs_once_more_and_the_turn_that_lost_less
             return {"figures": {"tcp1_up_gbps": gbps, "host_steal_pct": steal}, "errors": {}}
 
     monkeypatch.setattr(measure, "ModeRun", FakeRun)
-    samples, errors = paired.run(2, measure.FULL, tmp_path, tmp_path / "loadgen", lambda _: None, None)
-    assert [t for t in turns] == [("floor-aead", "paired-1"), ("sluice", "paired-2"), ("sluice", "paired-2-again"),
-                                  ("sluice", "paired-3"), ("sluice", "paired-3-again"), ("floor-aead", "paired-4")]
+    samples, errors = paired.run(paired.THROUGHPUT, 2, measure.FULL, tmp_path, tmp_path / "loadgen", lambda _: None, None)
+    assert [t for t in turns] == [("floor-aead", "paired_rounds-1"), ("sluice", "paired_rounds-2"),
+                                  ("sluice", "paired_rounds-2-again"), ("sluice", "paired_rounds-3"),
+                                  ("sluice", "paired_rounds-3-again"), ("floor-aead", "paired_rounds-4")]
     assert samples["sluice"]["tcp1_up_gbps"] == [4.1, 3.0]
     assert samples["sluice"]["host_steal_pct"] == [2.0, 30.0]
     assert samples["sluice"][paired.REPLACED] == [36.0, 40.0]
     assert samples["floor-aead"][paired.REPLACED] == []
-    figures = paired.medians(samples)
+    figures = paired.medians(paired.THROUGHPUT, samples)
     assert figures["sluice"] == {"tcp1_up_paired_gbps": 3.55, "host_steal_paired_pct": 16.0}
     assert errors == {}
+
+
+@pytest.mark.e2e_timeout(90)
+def test_a_real_latency_turn_measures_only_its_figures(workdir):
+    """Sluice's latency turn in namespaces: its three one-in-flight figures and the new-socket rate, and
+    none of the other tests of its groups (no one-socket rate, no connection rate, no RSS)."""
+    settings = dataclasses.replace(measure.QUICK, rate_seconds=0.5, latency_seconds=0.3, settle_seconds=0.2)
+    loadgen = bench.compile_c(workdir, "loadgen")
+    turn = paired.turn_settings(paired.LATENCY, settings)
+    result = measure.ModeRun("sluice", turn, workdir, loadgen, say=print).run()
+    assert result["errors"] == {}, result["errors"]
+    measured = {k for k in result["figures"] if not k.startswith(("rss_peak_", "host_steal"))}
+    assert measured == set(turn.only), result["figures"]
+    assert all(result["figures"][k] > 0 for k in turn.only), result["figures"]
+    assert not [ns for ns in netns.list_namespaces() if ns.startswith(f"slbench-{os.getpid()}-")]

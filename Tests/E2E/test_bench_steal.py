@@ -78,9 +78,12 @@ def test_each_mode_has_a_row_and_the_paired_rounds_a_median():
     assert (row["sluice"], row["floors"]["floor-aead"]["value"], row["verdict"]) == (3.0, 9.5, "–")
     assert row["peers"]["openvpn"] == {"value": 1.5, "pct_of_ceiling": None, "sluice_over_peer": None}, \
         "no Sluice / peer ratio of what the host took"
-    assert "host_steal_paired_pct" in rows
-    figures = paired.medians({"sluice": {"host_steal_pct": [1.0, 12.0, 2.0]}, "floor-aead": {"host_steal_pct": []}})
+    assert "host_steal_paired_pct" in rows and "host_steal_latency_paired_pct" in rows
+    figures = paired.medians(paired.THROUGHPUT, {"sluice": {"host_steal_pct": [1.0, 12.0, 2.0]},
+                                                 "floor-aead": {"host_steal_pct": []}})
     assert figures == {"sluice": {"host_steal_paired_pct": 2.0}, "floor-aead": {}}
+    figures = paired.medians(paired.LATENCY, {"kernel": {"host_steal_pct": [4.0]}})
+    assert figures == {"kernel": {"host_steal_latency_paired_pct": 4.0}}
 
 
 def test_the_kernel_modes_steal_sits_in_the_ceiling_column_as_no_ceiling_and_the_chart_leaves_it_out():
