@@ -7,7 +7,7 @@
 #   make e2e-kernel  the end-to-end harness against plain kernel forwarding (no binary needed)
 #   make demo    deps, release build, scripts/demo.sh (as root)
 #   make bench   deps, release build, end-to-end benchmark: Sluice against kernel forwarding, the floor
-#                modes and the peers wireguard-go and OpenVPN (as root, ~10 minutes; table on stdout,
+#                modes and the peers wireguard-go and OpenVPN (as root, ~15 minutes; table on stdout,
 #                JSON + SVG in bench-results/); BENCH_ARGS go to Benchmarks/e2e/bench.py
 #   make bench-quick  the same in about three minutes (shorter tests, 2,000 idle flows)
 #   make microbench   release build of Benchmarks/MicroBench and every suite (~1 minute, no root);
