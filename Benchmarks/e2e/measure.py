@@ -472,7 +472,9 @@ class ModeRun:
             received = end["sum_received"]
             gbps = received["bits_per_second"] / 1e9
             detail = {"gbps": gbps, "bytes": received["bytes"], "seconds": received["seconds"],
-                      "retransmits": end.get("sum_sent", {}).get("retransmits")}
+                      "retransmits": end.get("sum_sent", {}).get("retransmits"),
+                      # The sender's Gbit/s in each second: a slow start or a stall that the average hides.
+                      "gbps_per_second": [round(i["sum"]["bits_per_second"] / 1e9, 3) for i in out.get("intervals", [])]}
             # What iperf3 itself (client "host" + server "remote", % of one CPU over the run) used: with the
             # tunnel's CPU it shows how the two vCPUs were spent. In kernel mode it includes the forwarding,
             # which runs in the softirq context of whichever process is on the CPU.

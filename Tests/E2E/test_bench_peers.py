@@ -120,6 +120,8 @@ def test_peer_mode_gives_every_figure(mode, workdir):
     # Both ends did the work: each spent CPU on the bytes, neither is a stand-in.
     detail = result["details"]["iperf3_tcp1_up"]
     assert detail["cpu_client_s"] > 0 and detail["cpu_relay_s"] > 0, detail
+    # Each second's Gbit/s, for a slow start or a stall the average hides.
+    assert detail["gbps_per_second"] and all(g > 0 for g in detail["gbps_per_second"]), detail
     assert all(set(n) == {"key", "text"} for n in result["notes"]), result["notes"]
     assert re.match(VERSION[mode], peers.versions()[mode]), peers.versions()
     assert not [ns for ns in netns.list_namespaces() if ns.startswith(f"slbench-{os.getpid()}-")]
