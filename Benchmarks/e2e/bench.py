@@ -203,7 +203,8 @@ def main(argv: list[str]) -> int:
     s.openvpn_args = args.openvpn_arg
     limit = args.time_limit or (420 if args.quick else 1500)
     pairs = args.pairs if args.pairs is not None else (1 if args.quick else 3)
-    pairings = [p for p in (paired.within(p, modes, groups) for p in paired.PAIRINGS) if p and pairs]
+    # Each pairing cut to the modes and groups this run has; none at all with --pairs 0.
+    pairings = [c for c in (paired.within(p, modes, groups) for p in paired.PAIRINGS) if c] if pairs else []
 
     raise_nofile(s.flows + 4096)
     signal.signal(signal.SIGTERM, _interrupt)

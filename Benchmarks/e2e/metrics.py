@@ -61,8 +61,8 @@ METRICS: list[Metric] = [
     # the latencies below carry the ceiling's targets).
     Metric("udp_rr_per_s", "UDP req/resp, one socket", "/s", Target(">=", 1.0, PEERS), True, True, digits=0),
     # The targets below that compare Sluice with one other mode judge the medians of paired rounds
-    # (paired.LATENCY: kernel, floor, OpenVPN and Sluice in turns, each turn only these tests), in which the
-    # kernel's and OpenVPN's figures are their own paired medians. A one-in-flight test is the one the
+    # (paired.LATENCY: kernel, floor, OpenVPN and Sluice in turns, each turn only these tests), in which
+    # the kernel's, floor's and OpenVPN's figures are their own paired medians. A one-in-flight test is the one the
     # host's other guests move most: in the main pass the kernel's new TCP connection took 137 µs in
     # one run and 443 µs in the next.
     Metric("udp_new_per_s", "UDP req/resp, new socket each", "/s", None, True, True, digits=0),
