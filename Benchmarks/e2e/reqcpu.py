@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU time per unit of work of the tunnel's client and relay — per request for loadgen's UDP request
-tests, per GB for iperf3 — and optionally where it goes (perf record), for one or more sluice
-binaries in turns.
+tests, per new connection for its TCP one, per GB for iperf3 — and optionally where it goes (perf
+record), for one or more sluice binaries in turns.
 
     sudo flock /tmp/sluice-e2e.lock python3 Benchmarks/e2e/reqcpu.py [--test udp-rr] [--seconds 8] \\
         [--in-flight 16] [--streams 1] [--rounds 1] [--perf DIR] [--syscalls] BIN|floor|floor-aead [BIN …]
@@ -9,11 +9,12 @@ binaries in turns.
 A rate says how much got through; when it moves, this says which side paid for it. For each binary
 (SLUICE_BIN) it brings up the bench's sluice mode (measure.py: the same three namespaces, servers and
 flags as `make bench`), runs the test for `--seconds` — `loadgen udp-rr|udp-new` with `--in-flight`
-requests outstanding, or iperf3 with `--streams` streams (one by default) up (`iperf-up`) or down
-(`iperf-down`) — and divides each side's user and system CPU seconds (/proc, proc.cpu_user_system)
-by the requests answered (µs per request) or the GB received (s per GB). A system-wide load lowers
-the rate but moves CPU per unit much less, which is why this is the figure to compare builds by when
-the rates are noisy. With `--perf DIR`, `perf record -g` samples each side meanwhile
+requests outstanding, `loadgen tcp-cc` with `--in-flight` connections outstanding (each a connect to
+the server's closing port and the wait for its close, as the bench's tcp_cc group), or iperf3 with
+`--streams` streams (one by default) up (`iperf-up`) or down (`iperf-down`) — and divides each side's
+user and system CPU seconds (/proc, proc.cpu_user_system) by the requests answered or the connections
+completed (µs per request) or the GB received (s per GB). A system-wide load lowers the rate but moves
+CPU per unit much less, which is why this is the figure to compare builds by when the rates are noisy. With `--perf DIR`, `perf record -g` samples each side meanwhile
 (DIR/BIN-TEST-SIDE.data); perf's sampling costs a few per cent, so figures from such a round are
 marked.
 
@@ -50,10 +51,11 @@ import hoststeal  # noqa: E402
 import measure  # noqa: E402
 from proc import cpu_user_system  # noqa: E402
 
-TESTS = ("udp-rr", "udp-new", "iperf-up", "iperf-down")
+TESTS = ("udp-rr", "udp-new", "tcp-cc", "iperf-up", "iperf-down")
 # What --syscalls counts: every entry, and these among them (a name per tracepoint, read with perf stat).
+# The socket lifecycle calls are what a new connection or association costs a side beyond its data.
 SYSCALLS = ("read", "write", "readv", "writev", "recvfrom", "sendto", "recvmsg", "sendmsg", "recvmmsg", "sendmmsg",
-            "epoll_wait", "epoll_ctl")
+            "epoll_wait", "epoll_ctl", "socket", "connect", "accept4", "setsockopt", "close")
 
 
 def start_counting(pid: int, out: Path) -> subprocess.Popen:
@@ -122,6 +124,8 @@ def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: P
                 server = h.start_iperf3_server(run.runner, run.topo, measure.SERVER)
                 argv = ["iperf3", "-c", run.target, "-p", str(h.IPERF_PORT), "-t", str(seconds), "-J", "-P", str(streams),
                         *(["-R"] if test == "iperf-down" else [])]
+            elif test == "tcp-cc":
+                argv = [str(loadgen), test, run.target, str(measure.CLOSE_PORT), str(seconds), str(in_flight)]
             else:
                 argv = [str(loadgen), test, run.target, str(measure.UDP_PORT), str(seconds), str(in_flight),
                         str(run.s.udp_size)]
@@ -150,9 +154,11 @@ def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: P
         per, scale = received["bytes"] / 1e9, 1.0
     else:
         result = json.loads(cp.stdout.strip().splitlines()[-1])
-        row.update(unit="µs/req", rate=result["rate"], rate_unit="/s", answered=result["received"], in_flight=in_flight,
-                   lost=result.get("lost", 0))
-        per, scale = result["received"], 1e6
+        # A request is a datagram answered, or (tcp-cc) a connection the server accepted and closed.
+        answered = result["completed"] if test == "tcp-cc" else result["received"]
+        lost = result["failed"] + result["timeouts"] if test == "tcp-cc" else result.get("lost", 0)
+        row.update(unit="µs/req", rate=result["rate"], rate_unit="/s", answered=answered, in_flight=in_flight, lost=lost)
+        per, scale = answered, 1e6
     if row["answered"] <= 0:
         raise RuntimeError(f"{test}: nothing got through")
     for side in sides:
@@ -194,9 +200,11 @@ def syscall_summary(counts: dict[str, float], switches: dict[str, float], faults
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("binaries", nargs="+", help="sluice binaries (or floor, floor-aead), measured in turns")
-    ap.add_argument("--test", choices=TESTS, default="udp-rr", help="loadgen's UDP test or iperf3 one way (default udp-rr)")
+    ap.add_argument("--test", choices=TESTS, default="udp-rr",
+                    help="loadgen's UDP or new-TCP-connection test, or iperf3 one way (default udp-rr)")
     ap.add_argument("--seconds", type=float, default=8, help="length of each test run (default 8)")
-    ap.add_argument("--in-flight", type=int, default=16, help="requests outstanding in the UDP tests (default 16, as make bench)")
+    ap.add_argument("--in-flight", type=int, default=16,
+                    help="requests or connections outstanding in loadgen's tests (default 16, as make bench)")
     ap.add_argument("--rounds", type=int, default=1, help="turns of each binary (default 1)")
     ap.add_argument("--streams", type=int, default=1, help="TCP streams of the iperf tests (iperf3 -P; default 1)")
     ap.add_argument("--perf", metavar="DIR", help="also perf record each side into DIR")
