@@ -62,9 +62,9 @@ METRICS: list[Metric] = [
     Metric("udp_rr_per_s", "UDP req/resp, one socket", "/s", Target(">=", 1.0, PEERS), True, True, digits=0),
     # The targets below that compare Sluice with one other mode judge the medians of paired rounds
     # (paired.LATENCY: kernel, floor, OpenVPN and Sluice in turns, each turn only these tests), in which
-    # the kernel's, floor's and OpenVPN's figures are their own paired medians. A one-in-flight test is the one the
-    # host's other guests move most: in the main pass the kernel's new TCP connection took 137 µs in
-    # one run and 443 µs in the next.
+    # the kernel's, floor's and OpenVPN's figures are their own paired medians. A one-in-flight test is
+    # the one the host's other guests move most: in the main pass the kernel's new TCP connection took
+    # 137 µs in one run and 443 µs in the next.
     Metric("udp_new_per_s", "UDP req/resp, new socket each", "/s", None, True, True, digits=0),
     Metric("udp_new_paired_per_s", PAIRED_LABEL, "/s", Target(">=", 1.0, "openvpn"), True, True, digits=0),
     Metric("tcp_cc_latency_us", "new TCP connection, 1 in flight", "µs", None, False, True, digits=0),

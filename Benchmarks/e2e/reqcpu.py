@@ -14,9 +14,9 @@ the server's closing port and the wait for its close, as the bench's tcp_cc grou
 `--streams` streams (one by default) up (`iperf-up`) or down (`iperf-down`) — and divides each side's
 user and system CPU seconds (/proc, proc.cpu_user_system) by the requests answered or the connections
 completed (µs per request) or the GB received (s per GB). A system-wide load lowers the rate but moves
-CPU per unit much less, which is why this is the figure to compare builds by when the rates are noisy. With `--perf DIR`, `perf record -g` samples each side meanwhile
-(DIR/BIN-TEST-SIDE.data); perf's sampling costs a few per cent, so figures from such a round are
-marked.
+CPU per unit much less, which is why this is the figure to compare builds by when the rates are noisy.
+With `--perf DIR`, `perf record -g` samples each side meanwhile (DIR/BIN-TEST-SIDE.data); perf's
+sampling costs a few per cent, so figures from such a round are marked.
 
 In place of a binary, `floor` or `floor-aead` measures that floor mode's two forwarders (forward.c,
 floor.py) the same way: what the chain every proxy-style tunnel has costs, beside what Sluice costs.
@@ -154,9 +154,10 @@ def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: P
         per, scale = received["bytes"] / 1e9, 1.0
     else:
         result = json.loads(cp.stdout.strip().splitlines()[-1])
-        # A request is a datagram answered, or (tcp-cc) a connection the server accepted and closed.
-        answered = result["completed"] if test == "tcp-cc" else result["received"]
-        lost = result["failed"] + result["timeouts"] if test == "tcp-cc" else result.get("lost", 0)
+        if test == "tcp-cc":  # a request is a connection the server accepted and closed
+            answered, lost = result["completed"], result["failed"] + result["timeouts"]
+        else:  # a datagram answered
+            answered, lost = result["received"], result.get("lost", 0)
         row.update(unit="µs/req", rate=result["rate"], rate_unit="/s", answered=answered, in_flight=in_flight, lost=lost)
         per, scale = answered, 1e6
     if row["answered"] <= 0:
