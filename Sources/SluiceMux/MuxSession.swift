@@ -11,6 +11,9 @@ public protocol MuxSessionDelegate: AnyObject {
     func queuedBytes(for session: MuxSession) -> Int
     /// Output is pending; the carrier should flush at the end of this loop turn.
     func sessionNeedsFlush(_ session: MuxSession)
+    /// Output is pending that no one waits on: the carrier may hold it for its next flush, but for
+    /// no longer than `MuxSettings.deferredFlushMilliseconds`.
+    func sessionNeedsDeferredFlush(_ session: MuxSession)
     /// The peer answered a PING with `opaque` (the carrier's keepalive measures round trips with it).
     func session(_ session: MuxSession, didReceivePong opaque: UInt64)
     /// Relay side: the client's HELLO arrived; `features` are in effect from now on.
@@ -23,6 +26,7 @@ public protocol MuxSessionDelegate: AnyObject {
 }
 
 extension MuxSessionDelegate {
+    public func sessionNeedsDeferredFlush(_ session: MuxSession) { sessionNeedsFlush(session) }
     public func session(_ session: MuxSession, didReceivePong opaque: UInt64) {}
     public func session(_ session: MuxSession, didNegotiate features: CarrierFeatures) {}
     public func session(_ session: MuxSession, didOfferUDPPath index: UInt32) {}
@@ -77,6 +81,8 @@ public final class MuxSession {
     private let recordBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Frame.maximumRecordPlaintext, alignment: 16)
     private var record: FrameEncoder
     private var flushRequested = false
+    /// Frames that may wait are in the record, and the carrier was asked to flush them in time.
+    private var deferredFlushRequested = false
     /// Client: the path took a datagram of an association whose OPEN is in this turn's record
     /// (bit 3); `flush` has the path send first.
     private var pathHoldsOpening = false
@@ -149,7 +155,11 @@ public final class MuxSession {
         stream.handler = handler
         streams[id] = stream
         if datagrams { associationCount += 1 }
-        append(.open(stream: id, window: UInt32(window), proto: datagrams ? .udp : .tcp, destination: destination))
+        // Where UDP path opens are in effect the association's first datagram opens it on the relay
+        // (docs/protocol.md §8, item 11), so its OPEN need not go at once; one that rides the carrier
+        // instead has its frame flush the record, OPEN and all, this turn.
+        let urgent = !(datagrams && features.contains(.udpPathOpens) && datagramPath != nil)
+        append(.open(stream: id, window: UInt32(window), proto: datagrams ? .udp : .tcp, destination: destination), urgent: urgent)
         return stream
     }
 
@@ -232,7 +242,13 @@ public final class MuxSession {
 
     func encodeCredit(stream: MuxStream, _ increment: Int) { append(.credit(stream: stream.id, increment: UInt32(increment))) }
     func encodeFIN(stream: MuxStream) { append(.fin(stream: stream.id)) }
-    func encodeOpenOK(stream: MuxStream) { append(.openOK(stream: stream.id, window: UInt32(stream.receiveWindow))) }
+    /// OPEN_OK of an association a path datagram opened waits for the carrier's next write (at most
+    /// `MuxSettings.deferredFlushMilliseconds`): the client sends and delivers its datagrams without
+    /// it, and a record of its own would cost both ends a write and a read while the association's
+    /// first answer is on its way.
+    func encodeOpenOK(stream: MuxStream) {
+        append(.openOK(stream: stream.id, window: UInt32(stream.receiveWindow)), urgent: !openedByPath.contains(stream.id))
+    }
     func encodeReset(stream id: UInt32, _ reason: ResetReason, message: String) {
         append(.reset(stream: id, reason: reason, message: message))
     }
@@ -306,7 +322,10 @@ public final class MuxSession {
         return encodeOnCarrier(stream: stream, endpoint: endpoint, payload)
     }
 
-    private func append(_ frame: Frame) {
+    /// Encodes `frame` into the record being assembled. An `urgent` frame has the carrier flush at
+    /// the end of this loop turn; another rides with the next flush, due within
+    /// `MuxSettings.deferredFlushMilliseconds`.
+    private func append(_ frame: Frame, urgent: Bool = true) {
         guard !isClosed else { return }
         do {
             if try !record.append(frame) {
@@ -317,13 +336,20 @@ public final class MuxSession {
             // Only an OPEN with an unencodable domain can fail; the stream layer never builds one.
             assertionFailure("unencodable frame \(frame): \(error)")
         }
-        requestFlush()
+        if urgent { requestFlush() } else { requestDeferredFlush() }
     }
 
     private func requestFlush() {
         if !flushRequested {
             flushRequested = true
             delegate.sessionNeedsFlush(self)
+        }
+    }
+
+    private func requestDeferredFlush() {
+        if !flushRequested && !deferredFlushRequested {
+            deferredFlushRequested = true
+            delegate.sessionNeedsDeferredFlush(self)
         }
     }
 
@@ -336,6 +362,7 @@ public final class MuxSession {
     /// Seals what was encoded this turn. The carrier calls it before writing to its socket.
     public func flush() {
         flushRequested = false
+        deferredFlushRequested = false
         if pathHoldsOpening {
             pathHoldsOpening = false
             datagramPath?.sendHeld()

@@ -13,6 +13,9 @@ public struct MuxSettings: Sendable {
     /// Feature bits this end supports (docs/protocol.md §1.1): a relay advertises them in handshake
     /// message 2, a client offers them in HELLO.
     public var features = CarrierFeatures.implemented
+    /// Longest a frame that no one waits on (`MuxSessionDelegate.sessionNeedsDeferredFlush`) stays
+    /// in the record when nothing else is written.
+    public var deferredFlushMilliseconds: UInt64 = 1
 
     public init() {}
 }

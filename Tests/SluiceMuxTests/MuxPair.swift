@@ -47,6 +47,10 @@ final class MemoryCarrier: MuxSessionDelegate {
     }
 
     func sessionNeedsFlush(_ session: MuxSession) { flushRequests += 1 }
+    /// Requests to flush frames that may wait (`sessionNeedsDeferredFlush`); `MuxPair.pump` flushes
+    /// them with everything else.
+    var deferredFlushRequests = 0
+    func sessionNeedsDeferredFlush(_ session: MuxSession) { deferredFlushRequests += 1 }
 
     /// Relay side: the features each HELLO put in effect.
     var negotiated: [CarrierFeatures] = []
