@@ -84,6 +84,7 @@ public final class Carrier: MuxSessionDelegate {
     private var keepalive: Keepalive
     private var livenessTimer: LoopTimer?
     private var flushScheduled = false
+    private var deferredFlushTimer: LoopTimer?
     private var readResumeScheduled = false
     /// The frames of a record a slice stopped inside; valid until the next call on `opener`.
     private var unfinishedRecord: UnsafeRawBufferPointer?
@@ -140,6 +141,7 @@ public final class Carrier: MuxSessionDelegate {
         guard !isClosed else { return }
         isClosed = true
         livenessTimer?.cancel()
+        deferredFlushTimer?.cancel()
         loop.deregister(fd: socket.fd)
         socket.close()
         outbound.removeAll()
@@ -322,6 +324,16 @@ public final class Carrier: MuxSessionDelegate {
         guard !flushScheduled else { return }
         flushScheduled = true
         loop.afterTurn { self.flush() }  // strong: see EventLoop.schedule on weak captures
+    }
+
+    /// One timer at a time: a flush in between takes the frames with it, and the timer then flushes
+    /// nothing.
+    public func sessionNeedsDeferredFlush(_ session: MuxSession) {
+        guard deferredFlushTimer == nil else { return }
+        deferredFlushTimer = loop.schedule(afterMilliseconds: session.settings.deferredFlushMilliseconds) {
+            self.deferredFlushTimer = nil
+            self.flush()
+        }
     }
 
     /// Seals pending frames and writes what the socket takes.

@@ -249,6 +249,22 @@ final class EngineUDPPathTests: XCTestCase {
         XCTAssertTrue(harness.engine.statistics().drops.filter { $0.key.hasPrefix("udp-path") && $0.value > 0 }.isEmpty)
     }
 
+    /// The OPENs of associations their first datagrams opened on the path, and the relay's OPEN_OKs,
+    /// wait for the carrier's next write, and with nothing else to write they still go: within a
+    /// few milliseconds the client's carrier writes a record and reads one back.
+    func testTheirOpensFollowOnTheCarrierWithNothingElseToWrite() throws {
+        try start()
+        _ = openAssociations(1)
+        let before = try XCTUnwrap(harness.engine.statistics().carriers.first)
+        let fresh = (0..<4).map { SocketEndpoint(address: app.address, port: app.port + 100 + UInt16($0)) }
+        XCTAssertTrue(burst(from: fresh))
+        XCTAssertTrue(harness.run(until: { [unowned self] in
+            guard let now = harness.engine.statistics().carriers.first else { return false }
+            return now.recordsSent > before.recordsSent && now.recordsReceived > before.recordsReceived
+        }, timeoutMilliseconds: 200), "the deferred OPENs and OPEN_OKs were flushed")
+        XCTAssertEqual(relayEvents["udp-path-opens", default: 0], 4)
+    }
+
     /// Where either end predates opens, a new socket's first datagram rides the carrier behind its
     /// OPEN, as before, and the path opens nothing.
     func testWithoutOpensFirstDatagramsRideTheCarrier() throws {
