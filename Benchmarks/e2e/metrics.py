@@ -111,11 +111,32 @@ def _ratio(value: float | None, other: float | None) -> float | None:
     return value / other if (value is not None and other) else None
 
 
+def floors_missing(m: Metric, figures: dict[str, dict]) -> list[str]:
+    """The floor modes of this run that miss Sluice's target for `m` themselves: two minimal
+    forwarders in a chain, the least any tunnel of this design can do, so a target they miss lies below
+    the design, not below Sluice's implementation of it. A target set by a floor's own figure is not
+    judged on that floor."""
+    if m.target is None:
+        return []
+    return [f for f in floor.MODES
+            if f != m.target.against and m.target.verdict(m.key, figures.get(f, {}).get(m.key), figures) == "FAIL"]
+
+
+def verdict_text(row: dict) -> str:
+    """The table's verdict cell: 'pass', 'FAIL', or 'FAIL, floor too' where a floor of the same run
+    misses the target as well."""
+    missed = row.get("floors_missing") or []
+    if row["verdict"] != "FAIL" or not missed:
+        return row["verdict"]
+    return f"FAIL, {' and '.join(missed)} too"
+
+
 def compare(figures: dict[str, dict], notes: dict[str, list[dict]] | None = None) -> list[dict]:
     """One JSON-ready row per metric from a run's figures (mode → key → value): Sluice's value, the
     ceiling and Sluice's % of it, each floor (value, % of ceiling), each peer (value, % of ceiling,
-    Sluice / peer), the target and its threshold in this run, the verdict, and the numbers of the
-    `notes` (mode → [{key, text}], numbered from 1 in mode order) that concern the row."""
+    Sluice / peer), the target and its threshold in this run, the verdict, the floors that miss the
+    same target (floors_missing()), and the numbers of the `notes` (mode → [{key, text}], numbered from
+    1 in mode order) that concern the row."""
     numbered = [(mode, n) for mode, ns in (notes or {}).items() for n in ns]
     sluice = figures.get("sluice", {})
     rows = []
@@ -138,6 +159,7 @@ def compare(figures: dict[str, dict], notes: dict[str, list[dict]] | None = None
             "target_value": None if m.target is None else m.target.threshold(m.key, figures),
             "target_text": "–" if m.target is None else m.target.text(m.key, figures, m.fmt),
             "verdict": "–" if m.target is None else m.target.verdict(m.key, s, figures),
+            "floors_missing": floors_missing(m, figures),
             "notes": [i + 1 for i, (_, n) in enumerate(numbered) if n.get("key") == m.key],
         })
     return rows
@@ -159,8 +181,8 @@ def pct_text(pct: float | None, higher_is_better: bool) -> str:
 
 def table(rows: list[dict]) -> str:
     """The rows as a plain-text table for stdout: a column per floor ("5.10 (58%)": % of the
-    ceiling), two per peer (its figure, and "S/peer": Sluice's figure ÷ the peer's), and the numbers
-    of the notes (footnotes()) that concern each row."""
+    ceiling), two per peer (its figure, and "S/peer": Sluice's figure ÷ the peer's), the verdict
+    (verdict_text()), and the numbers of the notes (footnotes()) that concern each row."""
     floors = sorted({f for r in rows for f in r["floors"]}, key=FLOOR_MODES.index)
     peer_modes = sorted({p for r in rows for p in r["peers"]}, key=PEER_MODES.index)
     head = ["metric", "unit", "Sluice", "ceiling", "of ceil.", *floors]
@@ -182,7 +204,7 @@ def table(rows: list[dict]) -> str:
             p = r["peers"][name]
             ratio = p["sluice_over_peer"]
             cells += [m.fmt(p["value"]), "–" if ratio is None else f"{ratio:,.2f}×"]
-        cells += [r["target_text"], r["verdict"], ",".join(map(str, r["notes"]))]
+        cells += [r["target_text"], verdict_text(r), ",".join(map(str, r["notes"]))]
         lines.append(cells)
     widths = [max(len(l[i]) for l in lines) for i in range(len(head))]
     right = set(range(2, len(head) - 3))

@@ -66,6 +66,8 @@ def _run(speed: float) -> dict:
                    "tcp_cc_latency_us": 93.0, "udp_rr_latency_us": 90.0, "udp_new_latency_us": 84.0,
                    "tcp_cc_latency_paired_us": 95.0, "udp_rr_latency_paired_us": 88.0,
                    "udp_new_latency_paired_us": 86.0, "udp_new_paired_per_s": 88_000.0},
+        "floor": {"tcp1_up_gbps": 8.0, "tcp_cc_latency_paired_us": 140.0, "udp_rr_latency_paired_us": 140.0,
+                  "udp_new_latency_paired_us": 150.0},
         "floor-aead": {"tcp1_up_gbps": 4.6, "tcp1_down_gbps": 4.2, "cpu_up_s_per_gb": 2.5, "cpu_down_s_per_gb": 2.6,
                        "tcp1_up_paired_gbps": 4.6, "tcp1_down_paired_gbps": 4.2, "cpu_up_paired_s_per_gb": 2.5,
                        "cpu_down_paired_s_per_gb": 2.6},
@@ -106,6 +108,21 @@ def test_a_slower_day_gives_the_same_verdicts():
     assert {usual[k] for k in ("tcp1_up_gbps", "tcp1_down_gbps", "cpu_up_s_per_gb", "cpu_down_s_per_gb",
                                "tcp_cc_latency_us", "udp_rr_latency_us", "udp_new_latency_us", "udp_new_per_s")} == {"–"}
     assert usual["rss_udp_mib"] == "FAIL" and usual["idle_flow_kib"] == "pass"  # memory stays absolute
+
+
+def test_a_target_the_floor_misses_says_so():
+    """A latency target that floor (two bare forwarders) misses in the same run lies below the design:
+    the verdict stays FAIL, and the row and the table say that floor missed it too."""
+    rows = {r["key"]: r for r in metrics.compare(_run(1.0))}
+    rr, new = rows["udp_rr_latency_paired_us"], rows["udp_new_latency_paired_us"]
+    assert rr["verdict"] == "FAIL" and rr["floors_missing"] == ["floor"]  # floor's 140 > 1.5 × 88
+    assert new["verdict"] == "FAIL" and new["floors_missing"] == []  # floor's 150 ≤ 2 × 86: Sluice's own miss
+    assert rows["tcp_cc_latency_paired_us"]["verdict"] == "pass"  # a pass is a pass, whatever floor did
+    # A target set by floor-aead's own figure is not judged on floor-aead; floor (faster) meets it.
+    assert rows["tcp1_up_paired_gbps"]["floors_missing"] == []
+    lines = metrics.table(list(rows.values())).splitlines()
+    verdicts = [l for l in lines if l.startswith("… median of paired rounds") and "µs" in l]
+    assert [("FAIL, floor too" in l, "FAIL" in l) for l in verdicts] == [(False, False), (True, True), (False, True)]
 
 
 def test_table_shows_peers_ratios_and_notes():
