@@ -326,8 +326,8 @@ public final class Carrier: MuxSessionDelegate {
         loop.afterTurn { self.flush() }  // strong: see EventLoop.schedule on weak captures
     }
 
-    /// One timer at a time: a flush in between takes the frames with it, and the timer then flushes
-    /// nothing.
+    /// One timer at a time. A flush before it fires takes the held frames with it and cancels the
+    /// timer, so a held frame that an urgent write carried costs no wake-up of its own.
     public func sessionNeedsDeferredFlush(_ session: MuxSession) {
         guard deferredFlushTimer == nil else { return }
         deferredFlushTimer = loop.schedule(afterMilliseconds: session.settings.deferredFlushMilliseconds) {
@@ -340,6 +340,8 @@ public final class Carrier: MuxSessionDelegate {
     public func flush() {
         flushScheduled = false
         guard !isClosed else { return }
+        deferredFlushTimer?.cancel()
+        deferredFlushTimer = nil
         session.flush()
         writeOutbound()
     }
