@@ -169,6 +169,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--relay-arg", action="append", default=[], help="extra argument for `sluice relay` (repeatable)")
     ap.add_argument("--openvpn-arg", action="append", default=[],
                     help="extra argument for both OpenVPN ends (repeatable; --openvpn-arg=--rcvbuf --openvpn-arg=4194304)")
+    ap.add_argument("--floor-arg", action="append", default=[],
+                    help="extra argument for both forwarders of the floor modes (repeatable; "
+                         "--floor-arg=--spin-us --floor-arg=200)")
     ap.add_argument("--pairs", type=int,
                     help="paired rounds that the verdicts comparing two modes judge: one-stream iperf3 through "
                          "floor-aead and Sluice in turns, the one-in-flight tests and the new-socket rate through "
@@ -200,7 +203,7 @@ def main(argv: list[str]) -> int:
         if getattr(args, name) is not None:
             setattr(s, name, getattr(args, name))
     s.client_args, s.relay_args, s.groups = args.client_arg, args.relay_arg, groups
-    s.openvpn_args = args.openvpn_arg
+    s.openvpn_args, s.floor_args = args.openvpn_arg, args.floor_arg
     limit = args.time_limit or (420 if args.quick else 1500)
     pairs = args.pairs if args.pairs is not None else (1 if args.quick else 3)
     # Each pairing cut to the modes and groups this run has; none at all with --pairs 0.
@@ -276,6 +279,8 @@ def main(argv: list[str]) -> int:
           f"{machine['nproc']} CPUs, {machine['cpu_model']}, kernel {machine['kernel']}")
     if "peers" in machine:
         print(peer_versions(machine["peers"], [m for m in modes if m in peers.MODES], s.openvpn_args))
+    if s.floor_args and set(modes) & set(floor.MODES):
+        print(f"floors: forward.c NOT its defaults: {' '.join(s.floor_args)}")
     print(metrics.table(rows))
     for line in metrics.footnotes(notes):
         print(line)

@@ -52,9 +52,10 @@ def pairs(side: str, ports: list[int], udp_ports: list[int]) -> list[str]:
 
 
 def start(runner: h.Runner, topo: netns.Topology, workdir: Path, forward: Path, mode: str,
-          ports: list[int], udp_ports: list[int] = ()) -> tuple[h.Proc, h.Proc]:
+          ports: list[int], udp_ports: list[int] = (), extra: list[str] = ()) -> tuple[h.Proc, h.Proc]:
     """Starts B in the relay namespace, then A in the client namespace, each forwarding every TCP port
-    in `ports` and UDP port in `udp_ports` (and CHECK_PORT, both); returns (A, B) once both listen."""
+    in `ports` and UDP port in `udp_ports` (and CHECK_PORT, both); returns (A, B) once both listen.
+    `extra` goes to both forwarders after the mode's own options (bench.py --floor-arg)."""
     ports, udp_ports = [*ports, CHECK_PORT], [*udp_ports, CHECK_PORT]
     relay_pairs, client_pairs = pairs("relay", ports, udp_ports), pairs("client", ports, udp_ports)
     procs = []
@@ -62,7 +63,7 @@ def start(runner: h.Runner, topo: netns.Topology, workdir: Path, forward: Path, 
                                  ("forward-client", topo.client, "client", client_pairs)):
         ready = workdir / f"{name}.ready"
         ready.unlink(missing_ok=True)
-        p = runner.start(name, [str(forward), *cipher_args(mode, role), "--ready", str(ready), *args], ns=ns)
+        p = runner.start(name, [str(forward), *cipher_args(mode, role), *extra, "--ready", str(ready), *args], ns=ns)
         h.wait_for(lambda: ready.exists() or not p.alive(), 10, what=f"{name} to listen")
         if not p.alive():
             raise RuntimeError(f"{name} exited {p.popen.returncode}:\n{h.tail(p.log)}")

@@ -8,7 +8,7 @@
  * machine is the most any such tunnel can do there; bench.py's "floor" and "floor-aead" modes run it.
  *
  *   forward [--cipher none|chacha20-poly1305] [--role client|relay] [--nodelay on|off] [--ready FILE]
- *           [--udp-timeout SECONDS] [--max-udp N] LISTEN TARGET [LISTEN TARGET …]
+ *           [--udp-timeout SECONDS] [--max-udp N] [--spin-us N] LISTEN TARGET [LISTEN TARGET …]
  *
  * LISTEN and TARGET are IPv4 ADDR:PORT. For every connection accepted on a LISTEN address it connects
  * to that pair's TARGET and copies both ways until both sides have closed, passing half-closes on.
@@ -46,6 +46,14 @@
  * any handshake or per-association key, fragmentation (a datagram that with 24 bytes more does not fit
  * in 65,507 is dropped), and a queue for a send that would block (the datagram is dropped, as a full
  * socket buffer drops it): a floor, not a tunnel.
+ *
+ * --spin-us N (default 0: off) makes the loop poll instead of sleep: after a wake-up that brought events,
+ * it calls epoll_wait with a timeout of 0 until N microseconds have passed since the last event, and only
+ * then sleeps in epoll_wait again. A packet that arrives meanwhile is picked up without a wake-up of the
+ * process, so the difference it makes (bench.py --floor-arg=--spin-us --floor-arg=N) is what busy
+ * polling takes off a round trip on this machine, at the price of a CPU held busy for N µs after every
+ * burst of traffic. Sluice does not poll, nor do the floor modes unless told to. Only events start a
+ * spin: the UDP sweep's wake-up brings none and does not, so an idle forwarder stays asleep.
  *
  * --ready FILE is written once every LISTEN socket listens. A record or datagram that fails
  * authentication, or any unexpected error, ends the process with a message: a broken forwarder must
@@ -124,6 +132,7 @@ static struct fw_ref fw_listen_refs[FW_MAX_LISTEN];
 static int fw_ep;
 static int fw_udp_pairs;  /* how many LISTEN addresses are UDP: the idle sweep runs only then */
 static int fw_nodelay_on = 1;
+static double fw_spin = 0;  /* --spin-us, in seconds; 0: sleep in epoll_wait as soon as nothing is ready */
 
 /* A fixed key: see the comment at the top. */
 static const unsigned char fw_key[32] = "sluice-floor-benchmark-fixedkey";
@@ -589,7 +598,7 @@ static void fw_on_term(int sig) {
 
 static void fw_usage(void) {
     fprintf(stderr, "usage: forward [--cipher none|chacha20-poly1305] [--role client|relay] [--nodelay on|off] [--ready FILE] "
-                    "[--udp-timeout SECONDS] [--max-udp N] LISTEN TARGET [LISTEN TARGET ...]   "
+                    "[--udp-timeout SECONDS] [--max-udp N] [--spin-us N] LISTEN TARGET [LISTEN TARGET ...]   "
                     "(ADDR:PORT, IPv4; a LISTEN written udp:ADDR:PORT forwards UDP)\n");
     exit(2);
 }
@@ -619,6 +628,11 @@ int main(int argc, char **argv) {
         } else if (strcmp(argv[i], "--max-udp") == 0) {
             fw_udp_max = atoi(argv[++i]);
             if (fw_udp_max < 1) fw_usage();
+        } else if (strcmp(argv[i], "--spin-us") == 0) {
+            char *end;
+            long us = strtol(argv[++i], &end, 10);
+            if (end == argv[i] || *end || us < 0) fw_usage();
+            fw_spin = us / 1e6;
         } else {
             fw_usage();
         }
@@ -661,13 +675,20 @@ int main(int argc, char **argv) {
         fclose(f);
     }
     struct epoll_event events[64];
+    double spin_until = 0;  /* --spin-us: poll without sleeping until then; 0 when not spinning */
     for (;;) {
         /* With UDP pairs, wake at least once a second to close idle associations. */
-        int n = epoll_wait(fw_ep, events, 64, fw_udp_pairs ? 1000 : -1);
+        int timeout = fw_udp_pairs ? 1000 : -1;
+        if (spin_until > 0) {
+            if (fw_now() < spin_until) timeout = 0;
+            else spin_until = 0;
+        }
+        int n = epoll_wait(fw_ep, events, 64, timeout);
         if (n < 0) {
             if (errno == EINTR) continue;
             fw_die("epoll_wait");
         }
+        if (n > 0 && fw_spin > 0) spin_until = fw_now() + fw_spin;
         for (int k = 0; k < n; k++) {
             struct fw_ref *ref = events[k].data.ptr;
             switch (ref->kind) {

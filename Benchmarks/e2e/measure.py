@@ -90,6 +90,7 @@ class Settings:
     client_args: list = field(default_factory=list)
     relay_args: list = field(default_factory=list)
     openvpn_args: list = field(default_factory=list)  # extra arguments for both OpenVPN ends
+    floor_args: list = field(default_factory=list)  # extra arguments for both forwarders of a floor mode
 
 
 QUICK = Settings(iperf_seconds=2, rate_seconds=2, flows=2000, latency_seconds=1, settle_seconds=0.5)
@@ -207,7 +208,7 @@ class ModeRun:
             self.client, self.relay = socksmode.start(self.runner, self.topo, self.s.client_args)
         elif self.mode in floor.MODES:
             self.client, self.relay = floor.start(self.runner, self.topo, self.workdir, self.forward, self.mode,
-                                                  [CLOSE_PORT, IPERF_PORT], [UDP_PORT])
+                                                  [CLOSE_PORT, IPERF_PORT], [UDP_PORT], self.s.floor_args)
         h.wait_for(self._one_flow, 15, interval=0.1, what="a first connection to the server")
         if self.mode in floor.MODES:
             self.details.setdefault("byte_checks", []).append(floor.check(self.topo))

@@ -5,11 +5,13 @@ Each mode's chain must pass the checks the benchmark makes before it takes a fig
 datagrams of every size from new sockets), carry loadgen's new-connection and new-socket tests with
 nothing failed or lost, and afterwards hold no more descriptors than before: a forwarder that leaked a
 socket per connection would run out of them in the benchmark's rate test. A chain whose forwarders do
-not agree (A seals, B copies) must fail both checks. No sluice binary needed.
+not agree (A seals, B copies) must fail both checks. With --spin-us both forwarders poll for the spin
+window after traffic and then sleep again. No sluice binary needed.
 """
 
 import json
 import os
+import socket
 import sys
 import time
 from pathlib import Path
@@ -49,6 +51,13 @@ def forward(workdir):
 
 def _fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def _cpu_s(pid: int) -> float:
+    """utime + stime of a process so far, in seconds (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _loadgen(topo, loadgen, *args) -> dict:
@@ -102,3 +111,38 @@ def test_floor_checks_fail_when_the_forwarders_disagree(protocol, plain, runner,
             floor.check(topo, size=1 << 16, timeout=3)
         else:
             floor.check_udp(topo, timeout=1)
+
+
+SPIN_S = 0.3  # long enough for the CPU it takes to show in /proc's 10 ms ticks
+
+
+@pytest.mark.e2e_timeout(30)
+def test_spin_us_polls_after_traffic_then_sleeps(plain, runner, forward):
+    """forward.c --spin-us: after traffic each forwarder keeps polling (a CPU busy) until the spin window
+    has passed since the last datagram, then sleeps; the UDP sweep's wake-up a second later brings no
+    events and must not start another spin."""
+    topo, _ = plain
+    a, b = floor.start(runner, topo, runner.workdir, forward, "floor", [], [measure.UDP_PORT],
+                       ["--spin-us", str(int(SPIN_S * 1e6))])
+    with netns.socket_in(topo.client, kind=socket.SOCK_DGRAM) as s:
+        s.settimeout(2)
+        s.connect((floor.ADDRESS, measure.UDP_PORT))
+        for i in range(20):
+            s.send(b"spin %d" % i)
+            assert s.recv(64) == b"spin %d" % i
+    after_traffic = {p.name: _cpu_s(p.pid) for p in (a, b)}
+    time.sleep(SPIN_S + 0.2)
+    after_spin = {p.name: _cpu_s(p.pid) for p in (a, b)}
+    # The sweep's 1 s timeout starts when the spin ends, so its wake-up falls inside this wait, and so
+    # would a spin it started.
+    time.sleep(1.3)
+    quiet_end = {p.name: _cpu_s(p.pid) for p in (a, b)}
+    assert a.alive() and b.alive(), h.tail(a.log) + h.tail(b.log)
+    for p in (a, b):
+        spun, quiet = after_spin[p.name] - after_traffic[p.name], quiet_end[p.name] - after_spin[p.name]
+        # A forwarder that sleeps after each datagram uses next to nothing here; one that polls uses most
+        # of a CPU, less what other processes take from it (0.14-0.30 s of the 0.3 s in trial runs).
+        assert spun >= 0.2 * SPIN_S, (f"{p.name} used {spun:.2f} s of CPU in the {SPIN_S + 0.2:.1f} s after "
+                                      f"traffic: it slept instead of polling for {SPIN_S} s")
+        assert quiet <= 0.03, (f"{p.name} used {quiet:.2f} s of CPU in 1.3 s without traffic after its spin "
+                               "ended: it kept polling, or the sweep's wake-up started a spin")
