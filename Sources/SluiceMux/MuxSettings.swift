@@ -13,8 +13,9 @@ public struct MuxSettings: Sendable {
     /// Feature bits this end supports (docs/protocol.md §1.1): a relay advertises them in handshake
     /// message 2, a client offers them in HELLO.
     public var features = CarrierFeatures.implemented
-    /// Longest a frame that no one waits on (`MuxSessionDelegate.sessionNeedsDeferredFlush`) stays
-    /// in the record when nothing else is written.
+    /// How long a frame that no one waits on (`MuxSessionDelegate.sessionNeedsDeferredFlush`) stays
+    /// in the record when nothing else is written. The loop's timers count whole milliseconds, so 1
+    /// holds it from a fraction of a millisecond to a little over one; any flush before then takes it.
     public var deferredFlushMilliseconds: UInt64 = 1
 
     public init() {}
