@@ -249,8 +249,8 @@ public final class MuxSession {
     func encodeOpenOK(stream: MuxStream) {
         append(.openOK(stream: stream.id, window: UInt32(stream.receiveWindow)), urgent: !openedByPath.contains(stream.id))
     }
-    func encodeReset(stream id: UInt32, _ reason: ResetReason, message: String) {
-        append(.reset(stream: id, reason: reason, message: message))
+    func encodeReset(stream id: UInt32, _ reason: ResetReason, message: String, urgent: Bool) {
+        append(.reset(stream: id, reason: reason, message: message), urgent: urgent)
     }
 
     /// Sends PING with `opaque`; the peer echoes it in PONG.

@@ -199,9 +199,15 @@ public final class MuxStream {
     }
 
     /// Aborts the stream; the peer resets its end. No handler calls follow.
-    public func reset(_ reason: ResetReason, message: String = "") {
+    ///
+    /// `urgent` false is for a RESET no one waits on: a UDP association closed for being idle or
+    /// evicted at a cap, whose socket or mapping is gone at once. It rides the carrier's next record,
+    /// due within `MuxSettings.deferredFlushMilliseconds`, instead of a record of its own: at a
+    /// mapping cap every new socket evicts one, and a record each would cost both ends a write and a
+    /// read while the new socket's first answer is on its way.
+    public func reset(_ reason: ResetReason, message: String = "", urgent: Bool = true) {
         guard !isClosed else { return }
-        session.encodeReset(stream: id, reason, message: message)
+        session.encodeReset(stream: id, reason, message: message, urgent: urgent)
         session.remove(self)
     }
 

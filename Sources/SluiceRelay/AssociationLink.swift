@@ -135,11 +135,12 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
 
     // MARK: lifecycle
 
-    /// Closes an association that was idle too long, or is evicted for a newer one.
+    /// Closes an association that was idle too long, or is evicted for a newer one. Its socket
+    /// closes now; its RESET, which no one waits on, rides the carrier's next record.
     func expire(_ why: String) {
         guard !finished else { return }
         Log.debug("client \(client): UDP association \(stream.id) closed: \(why)", "relay")
-        stream.reset(.timedOut, message: why)
+        stream.reset(.timedOut, message: why, urgent: false)
         release()
     }
 

@@ -53,6 +53,31 @@ final class MuxLifecycleTests: XCTestCase {
         }
     }
 
+    /// A RESET no one waits on (an idle or evicted UDP association) asks for a deferred flush and
+    /// rides the next record; any other flushes at the end of the turn. Either way the peer gets it,
+    /// and the stream is gone at once on the end that reset it.
+    func testAResetNoOneWaitsOnRidesTheNextRecord() throws {
+        for clientResets in [true, false] {
+            let pair = MuxPair()
+            let s = try pair.openStream()
+            let (resetter, resetterCarrier, peerHandler) =
+                clientResets ? (s.client, pair.clientCarrier, s.relayHandler) : (s.relay, pair.relayCarrier, s.clientHandler)
+            let (flushes, deferred) = (resetterCarrier.flushRequests, resetterCarrier.deferredFlushRequests)
+            resetter.reset(.timedOut, message: "idle", urgent: false)
+            XCTAssertTrue(resetter.isClosed)
+            XCTAssertEqual(resetterCarrier.flushRequests, flushes, "no flush of its own")
+            XCTAssertEqual(resetterCarrier.deferredFlushRequests, deferred + 1)
+            try pair.pump()
+            XCTAssertEqual(peerHandler.resets, [.reset(.timedOut, "idle")], "it arrives with the next flush")
+
+            let t = try pair.openStream()
+            let (urgentResetter, urgentCarrier) = clientResets ? (t.client, pair.clientCarrier) : (t.relay, pair.relayCarrier)
+            let before = urgentCarrier.flushRequests
+            urgentResetter.reset(.refused)
+            XCTAssertEqual(urgentCarrier.flushRequests, before + 1, "a RESET someone waits on flushes this turn")
+        }
+    }
+
     func testRelayRefusingAnOpenResetsTheClientStreamWithoutOpening() throws {
         let pair = MuxPair(autoAccept: false)
         pair.relayCarrier.onRequest = { stream, _ in stream.reset(.refused, message: "connection refused") }

@@ -265,6 +265,35 @@ final class EngineUDPPathTests: XCTestCase {
         XCTAssertEqual(relayEvents["udp-path-opens", default: 0], 4)
     }
 
+    /// At the mapping cap every new socket evicts the mapping idle longest. The evicted mapping's
+    /// RESET is a frame no one waits on: the turn that reads the new socket's datagram sends it on
+    /// the path and writes no carrier record, and the RESET still reaches the relay, which ends the
+    /// association, with the new socket's OPEN in the next record.
+    func testAnEvictedMappingsResetWaitsForTheCarriersNextWrite() throws {
+        try start { $0.maxUDPMappings = 4 }
+        _ = openAssociations(4)
+        harness.run(until: { false }, timeoutMilliseconds: 20)  // the openings' held frames go
+        XCTAssertEqual(harness.relay.statistics().clients.first?.udpMappings, 4)
+        let before = try XCTUnwrap(harness.engine.statistics().carriers.first)
+        let pathBefore = path.datagramsSent
+
+        let fresh = SocketEndpoint(address: app.address, port: app.port + 200)
+        let payload = content(64, seed: 9)
+        let answers = harness.datagrams.count
+        harness.sendUDP(payload, from: fresh, to: echo.endpoint)
+        XCTAssertTrue(harness.run(until: { [unowned self] in harness.engine.statistics().events["udp-mappings-evicted"] == 1 }),
+                      "the new socket evicted a mapping")
+        let turn = try XCTUnwrap(harness.engine.statistics().carriers.first)
+        XCTAssertEqual(path.datagramsSent, pathBefore + 1, "its datagram went on the path")
+        XCTAssertEqual(turn.recordsSent, before.recordsSent, "the RESET and the OPEN wait: no record in the turn that evicted")
+
+        XCTAssertTrue(harness.run(until: { [unowned self] in harness.datagrams.count > answers }, timeoutMilliseconds: 3_000))
+        XCTAssertEqual(harness.datagrams.last?.payload, payload)
+        XCTAssertTrue(harness.run(until: { [unowned self] in harness.relay.statistics().clients.first?.udpMappings == 4 },
+                                  timeoutMilliseconds: 200), "the RESET reached the relay, which closed the evicted association")
+        XCTAssertEqual(harness.engine.statistics().flows.udpMappings, 4)
+    }
+
     /// Where either end predates opens, a new socket's first datagram rides the carrier behind its
     /// OPEN, as before, and the path opens nothing.
     func testWithoutOpensFirstDatagramsRideTheCarrier() throws {

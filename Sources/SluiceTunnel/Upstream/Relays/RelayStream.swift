@@ -49,9 +49,11 @@ final class RelayAssociation: UpstreamAssociation, MuxStreamHandler {
         stream.sendDatagram(payload, endpoint: endpoint) ? .sent : .full
     }
 
+    /// The application cannot tell a UDP socket is gone, so a mapping ends only for being idle or
+    /// evicted at the cap (or with the engine): no one waits on its RESET.
     func close() {
         handler = nil
-        stream.reset(.closed, message: "UDP mapping closed")
+        stream.reset(.closed, message: "UDP mapping closed", urgent: false)
         stream.handler = nil
     }
 
