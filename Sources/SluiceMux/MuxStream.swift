@@ -200,11 +200,11 @@ public final class MuxStream {
 
     /// Aborts the stream; the peer resets its end. No handler calls follow.
     ///
-    /// `urgent` false is for a RESET no one waits on: a UDP association closed for being idle or
-    /// evicted at a cap, whose socket or mapping is gone at once. It rides the carrier's next record,
-    /// due within `MuxSettings.deferredFlushMilliseconds`, instead of a record of its own: at a
-    /// mapping cap every new socket evicts one, and a record each would cost both ends a write and a
-    /// read while the new socket's first answer is on its way.
+    /// `urgent` false is for a RESET no one waits on: the client's end of a UDP association whose
+    /// mapping it closed (idle, or evicted at its cap). It rides the carrier's next record, due
+    /// within `MuxSettings.deferredFlushMilliseconds`, instead of a record of its own: at the cap
+    /// every new socket evicts a mapping, and a record each would cost a write and a read per new
+    /// socket while its first answer is on its way.
     public func reset(_ reason: ResetReason, message: String = "", urgent: Bool = true) {
         guard !isClosed else { return }
         session.encodeReset(stream: id, reason, message: message, urgent: urgent)

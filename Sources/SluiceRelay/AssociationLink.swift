@@ -135,12 +135,13 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
 
     // MARK: lifecycle
 
-    /// Closes an association that was idle too long, or is evicted for a newer one. Its socket
-    /// closes now; its RESET, which no one waits on, rides the carrier's next record.
+    /// Closes an association that was idle too long, or is evicted for a newer one. Its RESET goes
+    /// at once: the client may still hold the mapping (its cap and timeout are its own), and its
+    /// datagrams on the association are dropped until the RESET tells it to open another.
     func expire(_ why: String) {
         guard !finished else { return }
         Log.debug("client \(client): UDP association \(stream.id) closed: \(why)", "relay")
-        stream.reset(.timedOut, message: why, urgent: false)
+        stream.reset(.timedOut, message: why)
         release()
     }
 
