@@ -92,7 +92,7 @@ let package = Package(
                     linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=lwip_standard_chksum"])]),
         .testTarget(name: "SluiceControlTests", dependencies: ["SluiceControl"]),
         .testTarget(name: "SluiceBenchTests", dependencies: ["SluiceBench", "SluiceWire"]),
-        .testTarget(name: "SluiceLoopTests", dependencies: ["SluiceLoop"]),
+        .testTarget(name: "SluiceLoopTests", dependencies: ["SluiceLoop", "SluiceSystem"]),
         .testTarget(name: "SluiceLogTests", dependencies: ["SluiceLog"]),
         .testTarget(name: "SluiceCarrierTests", dependencies: ["SluiceCarrier", "SluiceMux", "SluiceCrypto", "SluiceLoop", "SluiceWire", "SluiceTestSupport"]),
         .testTarget(name: "SluiceStackTests", dependencies: ["SluiceStack", "SluiceWire", "SluiceTestSupport"],

@@ -112,6 +112,7 @@ extension ClientConfig {
             }
             udpPath = mode
         }
+        busyPollMicroseconds = try settings.integer("busy-poll", default: 0, range: BusyPoll.range)
         pingInterval = try settings.seconds("ping-interval", default: Self.defaultPingIntervalSeconds, range: Self.pingIntervalRange)
         pingMisses = try settings.integer("ping-misses", default: Self.defaultPingMisses, range: Self.pingMissesRange)
         for raw in settings.all("app-cgroup") {

@@ -78,6 +78,8 @@ public struct ClientConfig: Sendable, Equatable {
     public var pingInterval: Duration = .milliseconds(Int64(ClientConfig.defaultPingIntervalSeconds * 1000))
     /// Whether UDP flows use the relay's UDP path (`--udp-path`).
     public var udpPath: UDPPathMode = .auto
+    /// How long the engine's loop polls after traffic before it sleeps, in µs; 0 is off (`--busy-poll`).
+    public var busyPollMicroseconds = 0
     /// Unanswered PINGs after which a silent carrier is closed and redialled (`--ping-misses`).
     public var pingMisses = ClientConfig.defaultPingMisses
     /// Canonical `--log-level` name; `SluiceLog.LogLevel(name:)` accepts it.

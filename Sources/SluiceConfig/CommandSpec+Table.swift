@@ -48,6 +48,7 @@ extension CommandSpec {
                      help: "connections still in their handshake kept at once; past it the oldest is closed"),
             FlagSpec("workers", "N", kind: .integer, presence: .optional(default: "online CPUs"),
                      help: "threads serving carriers, each an event loop; a carrier and its streams stay on one, \(RelayConfig.workersRange.lowerBound)..\(RelayConfig.workersRange.upperBound)"),
+            .busyPoll,
             FlagSpec("proxy-protocol", kind: .switch,
                      help: "expect a PROXY protocol header (v1 or v2) from a load balancer before each handshake; close connections without one"),
             FlagSpec("no-bench", kind: .switch,
@@ -108,6 +109,7 @@ extension CommandSpec {
             .maxUDPMappings(perClient: false),
             FlagSpec("udp-path", "MODE", presence: .optional(default: UDPPathMode.auto.rawValue),
                      help: "auto: UDP flows as datagrams on the relay's encrypted UDP path where it answers, else on the carrier; off: always on the carrier"),
+            .busyPoll,
         ] + FlagSpec.pings + [
             .logLevel,
             .config,

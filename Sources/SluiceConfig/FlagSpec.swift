@@ -77,6 +77,10 @@ struct FlagSpec: Sendable {
         "log-level", "LEVEL", presence: .optional(default: LogLevelName.default),
         help: "error, warning, info, debug or trace")
 
+    static let busyPoll = FlagSpec(
+        "busy-poll", "MICROSECONDS", kind: .integer, presence: .optional(default: "0"),
+        help: "after traffic, poll this long before sleeping: lower latency for a CPU kept busy meanwhile; 0 (off)..\(BusyPoll.range.upperBound)")
+
     static let udpTimeout = FlagSpec(
         "udp-timeout", "SECONDS", kind: .seconds, presence: .optional(default: String(UDPDefaults.timeoutSeconds)),
         help: "idle time after which a UDP mapping expires")

@@ -27,6 +27,7 @@ extension RelayConfig {
                   logLevel: try settings.logLevel())
         proxyProtocol = settings.switchOn("proxy-protocol") != nil
         workers = try settings.integer("workers", default: Self.defaultWorkers, range: Self.workersRange)
+        busyPollMicroseconds = try settings.integer("busy-poll", default: 0, range: BusyPoll.range)
     }
 
     /// `--allow-destination` and `--deny-destination`: prefixes without host bits, each in one list only.

@@ -60,6 +60,8 @@ public struct RelayConfig: Sendable, Equatable {
     public var proxyProtocol = false
     /// Worker threads, each an event loop serving its share of the carriers (`--workers`).
     public var workers = RelayConfig.defaultWorkers
+    /// How long each worker's loop polls after traffic before it sleeps, in µs; 0 is off (`--busy-poll`).
+    public var busyPollMicroseconds = 0
     /// Canonical `--log-level` name; `SluiceLog.LogLevel(name:)` accepts it.
     public let logLevel: String
     /// Conditions worth a log line; the CLI logs them.

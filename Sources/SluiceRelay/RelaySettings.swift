@@ -33,6 +33,9 @@ public struct RelaySettings: Sendable {
     public var logLevel = LogLevel.info
     /// Event loops (threads) that serve carriers (`--workers`); one runs on the caller's thread.
     public var workers = 1
+    /// How long each worker's loop polls after traffic before it sleeps (`--busy-poll`,
+    /// `EventLoop.busyPollNanoseconds`), in µs; 0 is off. Set when a worker starts: reload keeps it.
+    public var busyPollMicroseconds = 0
     /// Its `features` are what message 2 advertises (docs/protocol.md §1.1). The relay's stream windows
     /// do not grow (`maxStreamWindow`): what a client uploads waits in the relay's memory, which all
     /// its clients share; growth is the client's, for downloads, buffered in the client's own memory.
@@ -71,6 +74,7 @@ public struct RelaySettings: Sendable {
         maxStreamRate = config.maxStreamRate
         proxyProtocol = config.proxyProtocol
         workers = config.workers
+        busyPollMicroseconds = config.busyPollMicroseconds
         logLevel = LogLevel(name: config.logLevel) ?? .info
     }
 

@@ -50,6 +50,9 @@ public struct TunnelConfiguration: Sendable {
     public var udpTimeoutMilliseconds: UInt64 = 60_000
     /// UDP mappings (application source endpoints) kept at once; the one idle longest goes first.
     public var maxUDPMappings = 1024
+    /// How long the engine's loop polls after traffic before it sleeps, in µs; 0 is off
+    /// (`--busy-poll`; `EventLoop.busyPollNanoseconds` says what it buys and costs).
+    public var busyPollMicroseconds = 0
     /// Windows and budgets of the carriers; `streamWindow` is also how far a SOCKS5 stream reads
     /// ahead of the application.
     public var mux = MuxSettings()

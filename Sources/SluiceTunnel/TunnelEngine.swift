@@ -141,6 +141,7 @@ public final class TunnelEngine: TCPStackDelegate, UpstreamDelegate {
             throw TunnelError(.packetFlow, "\(error)", isFatal: true)
         }
         loop.sleepBound = { [unowned self] in self.stack.timerSleepMilliseconds }
+        loop.busyPollNanoseconds = UInt64(configuration.busyPollMicroseconds) * 1_000
         endOfTurn = loop.addEndOfTurnHook { [unowned self] in
             // Segments lwIP emitted during the turn may still be held for a gathered write, and lwIP
             // will not retransmit a pcb's segments while one of its unacknowledged ones is held (its
@@ -175,6 +176,7 @@ public final class TunnelEngine: TCPStackDelegate, UpstreamDelegate {
         if let endOfTurn { loop.removeEndOfTurnHook(endOfTurn) }
         endOfTurn = nil
         loop.sleepBound = nil
+        loop.busyPollNanoseconds = 0
         rateTimer?.cancel()
         change(to: .disconnected, .disconnected(error))
     }

@@ -99,6 +99,7 @@ enum Commands {
         tunnel.maxUDPMappings = config.maxUDPMappings
         tunnel.keepalive = KeepaliveSettings(intervalMilliseconds: milliseconds(config.pingInterval), mode: .probe(misses: config.pingMisses))
         tunnel.udpPath = config.udpPath == .auto
+        tunnel.busyPollMicroseconds = config.busyPollMicroseconds
         var host = HostConfiguration(tun: config.tun, addresses: config.addresses, routes: config.routes, fwmark: config.fwmark, table: config.table)
         host.routeAll = config.routeAll
         host.excludes = config.excludes

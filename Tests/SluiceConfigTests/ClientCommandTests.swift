@@ -50,6 +50,9 @@ final class ClientCommandTests: KeyFilesTestCase {
         XCTAssertEqual(defaults.maxUDPMappings, 1024)
         XCTAssertEqual(defaults.udpPath, .auto)
         XCTAssertEqual(try parseUp(minimal(["--udp-path", "off"])).udpPath, .off)
+        XCTAssertEqual(defaults.busyPollMicroseconds, 0)
+        XCTAssertEqual(try parseUp(minimal(["--busy-poll", "200"])).busyPollMicroseconds, 200)
+        assertConfigError(parsing(["up"] + minimal(["--busy-poll", "10001"])), contains: ["--busy-poll", "10001"])
         assertConfigError(parsing(["up"] + minimal(["--udp-path", "on"])), contains: ["--udp-path", "on", "auto or off"])
 
         let config = try parseUp(minimal(["--dns", "10.20.0.2", "--dns", "fd20::2", "--dns", "10.20.0.2",

@@ -37,6 +37,13 @@ final class RelayCommandTests: KeyFilesTestCase {
         XCTAssertTrue(try parseRelay(minimal + ["--proxy-protocol"]).proxyProtocol)
     }
 
+    func testBusyPollIsOffUnlessAskedAndBounded() throws {
+        XCTAssertEqual(try parseRelay(minimal).busyPollMicroseconds, 0)
+        XCTAssertEqual(try parseRelay(minimal + ["--busy-poll", "200"]).busyPollMicroseconds, 200)
+        assertConfigError(parsing(["relay"] + minimal + ["--busy-poll", "10001"]), contains: ["--busy-poll", "10001"])
+        assertConfigError(parsing(["relay"] + minimal + ["--busy-poll", "-1"]), contains: ["--busy-poll"])
+    }
+
     func testWarnMeansWarning() throws {
         XCTAssertEqual(try parseRelay(minimal + ["--log-level", "warn"]).logLevel, "warning")
     }

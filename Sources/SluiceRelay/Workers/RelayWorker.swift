@@ -69,6 +69,7 @@ final class RelayWorker {
         self.load = load
         self.loop = loop
         outgoingDatagrams = DatagramBatch(loop: loop)
+        loop.busyPollNanoseconds = UInt64(settings.busyPollMicroseconds) * 1_000
         guard let pathSocket else { return }
         do {
             udpPath = try RelayUDPPath(pathSocket, worker: self, loop: loop)
