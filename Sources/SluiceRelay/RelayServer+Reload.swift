@@ -65,6 +65,10 @@ extension RelayServer {
             report.needingRestart.append("--workers \(new.workers) takes a restart; still \(old.workers) worker(s)")
             new.workers = old.workers
         }
+        if new.busyPollMicroseconds != old.busyPollMicroseconds {
+            report.needingRestart.append("--busy-poll \(new.busyPollMicroseconds) takes a restart; still \(old.busyPollMicroseconds)")
+            new.busyPollMicroseconds = old.busyPollMicroseconds
+        }
         let removed = old.allowedClients.subtracting(new.allowedClients)
         report.clientsAllowed = new.allowedClients.count
         report.clientsAdded = new.allowedClients.subtracting(old.allowedClients).count

@@ -39,6 +39,7 @@ final class RelayReloadTests: XCTestCase {
         next.psk = try PresharedKey(bytes: [UInt8](repeating: 7, count: 32))
         next.destinationPolicy = DestinationPolicy(allow: [IPPrefix("127.0.0.1/32")!])
         next.maxStreamsPerClient = 2
+        next.busyPollMicroseconds = 100
         let proposed = next
         let relay = try RelayServer(settings: settings(clients: [clientA]), loop: loop, settingsSource: { proposed })
         defer { relay.shutdown() }
@@ -50,7 +51,9 @@ final class RelayReloadTests: XCTestCase {
         XCTAssertTrue(report.pskChanged)
         XCTAssertTrue(report.privateKeyChanged)
         XCTAssertTrue(report.policyChanged)
-        XCTAssertEqual(report.needingRestart, ["--listen 127.0.0.1:7 takes a restart; still listening on \(listening)"])
+        XCTAssertEqual(report.needingRestart, ["--listen 127.0.0.1:7 takes a restart; still listening on \(listening)",
+                                               "--busy-poll 100 takes a restart; still 0"])
+        XCTAssertEqual(relay.settings.busyPollMicroseconds, 0, "the workers' loops keep the window they started with")
         XCTAssertEqual(relay.settings.allowedClients, [clientB])
         XCTAssertEqual(relay.settings.listen, listening, "the listener stays where it is")
         XCTAssertEqual(relay.settings.maxStreamsPerClient, 2)
