@@ -267,30 +267,32 @@ final class EngineUDPPathTests: XCTestCase {
 
     /// At the mapping cap every new socket evicts the mapping idle longest. The evicted mapping's
     /// RESET is a frame no one waits on: the turn that reads the new socket's datagram sends it on
-    /// the path and writes no carrier record, and the RESET still reaches the relay, which ends the
-    /// association, with the new socket's OPEN in the next record.
+    /// the path and seals no carrier record, and the RESET still reaches the relay, which ends the
+    /// association, with the new socket's OPEN in the next record. (Five new sockets, one after
+    /// another: a keepalive or other urgent frame may share one of their turns, not most of them.)
     func testAnEvictedMappingsResetWaitsForTheCarriersNextWrite() throws {
         try start { $0.maxUDPMappings = 4 }
         _ = openAssociations(4)
         harness.run(until: { false }, timeoutMilliseconds: 20)  // the openings' held frames go
         XCTAssertEqual(harness.relay.statistics().clients.first?.udpMappings, 4)
-        let before = try XCTUnwrap(harness.engine.statistics().carriers.first)
-        let pathBefore = path.datagramsSent
-
-        let fresh = SocketEndpoint(address: app.address, port: app.port + 200)
-        let payload = content(64, seed: 9)
-        let answers = harness.datagrams.count
-        harness.sendUDP(payload, from: fresh, to: echo.endpoint)
-        XCTAssertTrue(harness.run(until: { [unowned self] in harness.engine.statistics().events["udp-mappings-evicted"] == 1 }),
-                      "the new socket evicted a mapping")
-        let turn = try XCTUnwrap(harness.engine.statistics().carriers.first)
-        XCTAssertEqual(path.datagramsSent, pathBefore + 1, "its datagram went on the path")
-        XCTAssertEqual(turn.recordsSent, before.recordsSent, "the RESET and the OPEN wait: no record in the turn that evicted")
-
-        XCTAssertTrue(harness.run(until: { [unowned self] in harness.datagrams.count > answers }, timeoutMilliseconds: 3_000))
-        XCTAssertEqual(harness.datagrams.last?.payload, payload)
-        XCTAssertTrue(harness.run(until: { [unowned self] in harness.relay.statistics().clients.first?.udpMappings == 4 },
-                                  timeoutMilliseconds: 200), "the RESET reached the relay, which closed the evicted association")
+        var turnsWithARecord = 0
+        for i in 0..<5 {
+            let before = try XCTUnwrap(harness.engine.statistics().carriers.first)
+            let pathBefore = path.datagramsSent
+            let payload = content(64, seed: 9 &+ UInt64(i))
+            let answers = harness.datagrams.count
+            harness.sendUDP(payload, from: SocketEndpoint(address: app.address, port: app.port + 200 + UInt16(i)), to: echo.endpoint)
+            XCTAssertTrue(harness.run(until: { [unowned self] in harness.engine.statistics().events["udp-mappings-evicted"] == i + 1 }),
+                          "new socket \(i) evicted a mapping")
+            let turn = try XCTUnwrap(harness.engine.statistics().carriers.first)
+            XCTAssertEqual(path.datagramsSent, pathBefore + 1, "its datagram went on the path")
+            if turn.recordsSent > before.recordsSent { turnsWithARecord += 1 }
+            XCTAssertTrue(harness.run(until: { [unowned self] in harness.datagrams.count > answers }, timeoutMilliseconds: 3_000))
+            XCTAssertEqual(harness.datagrams.last?.payload, payload)
+            XCTAssertTrue(harness.run(until: { [unowned self] in harness.relay.statistics().clients.first?.udpMappings == 4 },
+                                      timeoutMilliseconds: 200), "the RESET reached the relay, which closed the evicted association")
+        }
+        XCTAssertLessThanOrEqual(turnsWithARecord, 1, "the RESETs and OPENs waited: a record in \(turnsWithARecord) of 5 evicting turns")
         XCTAssertEqual(harness.engine.statistics().flows.udpMappings, 4)
     }
 
