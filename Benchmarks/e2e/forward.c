@@ -52,8 +52,9 @@
  * then sleeps in epoll_wait again. A packet that arrives meanwhile is picked up without a wake-up of the
  * process, so the difference it makes (bench.py --floor-arg=--spin-us --floor-arg=N) is what busy
  * polling takes off a round trip on this machine, at the price of a CPU held busy for N µs after every
- * burst of traffic. Sluice does not poll, nor do the floor modes unless told to. Only events start a
- * spin: the UDP sweep's wake-up brings none and does not, so an idle forwarder stays asleep.
+ * burst of traffic. Neither Sluice nor the floor modes poll unless told to (Sluice: --busy-poll). Only
+ * events start a spin: the UDP sweep's wake-up brings none and does not, so an idle forwarder stays
+ * asleep.
  *
  * --ready FILE is written once every LISTEN socket listens. A record or datagram that fails
  * authentication, or any unexpected error, ends the process with a message: a broken forwarder must

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Benchmarks" / "e2e
 import bench  # noqa: E402
 import floor  # noqa: E402
 import measure  # noqa: E402
+import proc  # noqa: E402
 
 
 @pytest.fixture
@@ -54,10 +55,7 @@ def _fds(pid: int) -> int:
 
 
 def _cpu_s(pid: int) -> float:
-    """utime + stime of a process so far, in seconds (/proc/PID/stat)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(proc.cpu_user_system(pid))
 
 
 def _loadgen(topo, loadgen, *args) -> dict:

@@ -7,13 +7,17 @@ two apart: a polling loop uses most of a CPU, a sleeping one a few ms for a hund
 a loop sleeps again after its window is the unit test's to check (Tests/SluiceLoopTests/BusyPollTests.swift).
 """
 
-import os
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 import harness as h
 import netns
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Benchmarks" / "e2e"))
+from proc import cpu_user_system  # noqa: E402
 
 WINDOW_US = 10_000  # the most --busy-poll takes
 SECONDS = 0.5
@@ -21,10 +25,7 @@ GAP_S = 0.005
 
 
 def cpu_s(pid: int) -> float:
-    """utime + stime of a process so far, all threads, in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(cpu_user_system(pid))
 
 
 @pytest.mark.sluice
