@@ -8,7 +8,8 @@ For each mode — "kernel" (the relay namespace forwards: the ceiling), "floor" 
 minimal C forwarders in a chain, plain or sealing ChaCha20-Poly1305 records: the most any proxy-style
 tunnel can do here; the udp, tcp_cc and iperf groups), the peers "wireguard-go" and "openvpn" (Debian's userspace WireGuard
 and OpenVPN 2.6 with AES-256-GCM, the relay namespace forwarding from the VPN device and masquerading;
-peers.py), then "sluice" (relay and client processes, encrypted carriers) — it builds the three
+peers.py), then "sluice" (relay and client processes, encrypted carriers), and in the latency rounds only
+"floor-poll" and "sluice-poll" (floor and Sluice polling before they sleep, polling.py) — it builds the three
 namespaces of Tests/E2E/netns.py, starts a C load server and iperf3 in the server namespace, runs the
 tests of measure.py, and removes everything again.
 Then it prints a table (Sluice, ceiling, % of ceiling, the floors, each peer and Sluice / peer, target,
@@ -49,6 +50,7 @@ import metrics  # noqa: E402
 import netns  # noqa: E402
 import paired  # noqa: E402
 import peers  # noqa: E402
+import polling  # noqa: E402
 import socksmode  # noqa: E402
 
 
@@ -143,6 +145,13 @@ def keep_logs(workdir: Path, dest: Path) -> None:
         shutil.copyfile(log, target)
 
 
+def main_pass(modes: list[str], pairings: list[paired.Pairing]) -> list[str]:
+    """The modes the main pass runs: all of `modes` but the polling modes a pairing runs (they are there
+    for the latency rounds; named with --pairs 0, they run the main pass as any mode does)."""
+    in_rounds = {m for p in pairings for m in p.modes}
+    return [m for m in modes if not (m in polling.MODES and m in in_rounds)]
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -175,7 +184,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--pairs", type=int,
                     help="paired rounds that the verdicts comparing two modes judge: one-stream iperf3 through "
                          "floor-aead and Sluice in turns, the one-in-flight tests and the new-socket rate through "
-                         "kernel, floor, openvpn and Sluice in turns (full 3, quick 1; 0: none)")
+                         "kernel, floor, floor-poll, openvpn, Sluice and sluice-poll in turns (full 3, quick 1; 0: none)")
     ap.add_argument("--time-limit", type=float, help="hard limit for the whole run in seconds (full 1500, quick 420)")
     ap.add_argument("--strict", action="store_true", help="exit 3 when a target is missed")
     args = ap.parse_args(argv)
@@ -194,7 +203,7 @@ def main(argv: list[str]) -> int:
     if missing:
         say(f"bench: missing {', '.join(missing)}; run scripts/deps.sh")
         return 2
-    if "sluice" in modes and not os.access(h.sluice_bin(), os.X_OK):
+    if "sluice" in {polling.base(m) for m in modes} and not os.access(h.sluice_bin(), os.X_OK):
         say(f"bench: {h.sluice_bin()} not found; run 'swift build -c release --product sluice' (make build)")
         return 2
 
@@ -229,13 +238,14 @@ def main(argv: list[str]) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="sluice-bench-"))
     try:
         loadgen = compile_c(workdir, "loadgen")
-        forward = compile_c(workdir, "forward", ("-lgcrypt",)) if set(modes) & set(floor.MODES) else None
-        for mode in modes:
+        forward = compile_c(workdir, "forward", ("-lgcrypt",)) if {polling.base(m) for m in modes} & set(floor.MODES) else None
+        for mode in main_pass(modes, pairings):
             say(f"bench: {mode} mode ({'quick' if args.quick else 'full'})")
             results[mode] = measure.ModeRun(mode, s, workdir, loadgen, say, forward).run()
         for pairing in pairings:
             samples, errors = paired.run(pairing, pairs, s, workdir, loadgen, say, forward)
             for mode, figures in paired.medians(pairing, samples).items():
+                results.setdefault(mode, {"figures": {}, "details": {}, "errors": {}, "notes": []})
                 results[mode]["figures"].update(figures)
                 results[mode]["details"][pairing.name] = samples[mode]
             results["sluice"]["errors"].update(errors)  # each names its turn and mode
@@ -279,8 +289,11 @@ def main(argv: list[str]) -> int:
           f"{machine['nproc']} CPUs, {machine['cpu_model']}, kernel {machine['kernel']}")
     if "peers" in machine:
         print(peer_versions(machine["peers"], [m for m in modes if m in peers.MODES], s.openvpn_args))
-    if s.floor_args and set(modes) & set(floor.MODES):
+    if s.floor_args and {polling.base(m) for m in modes} & set(floor.MODES):
         print(f"floors: forward.c NOT its defaults: {' '.join(s.floor_args)}")
+    if set(results) & set(polling.MODES):
+        print(f"polling modes: floor-poll = floor with --spin-us {polling.POLL_US}, sluice-poll = Sluice with "
+              f"--busy-poll {polling.POLL_US} and the relay on one worker (latency rounds only)")
     print(metrics.table(rows))
     for line in metrics.footnotes(notes):
         print(line)

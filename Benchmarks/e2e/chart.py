@@ -2,8 +2,9 @@
 
 Upper panels — figures that plain kernel forwarding also has, each as % of it (the ceiling): throughput
 and rates (higher is better), then the one-in-flight latencies (lower is better). Per metric a grey bar
-for the ceiling (100 %), thin bars for the floors (blue) and peers (orange: wireguard-go, purple:
-openvpn, labelled with Sluice / peer), then Sluice's bar, green when its target is met, red when not;
+for the ceiling (100 %), thin bars for the floors (blue), the polling modes (teal: floor-poll, light
+green: sluice-poll; latency rows only) and peers (orange: wireguard-go, purple: openvpn, labelled with
+Sluice / peer), then Sluice's bar, green when its target is met, red when not;
 the dashed tick is the target's value in this run, as % of the ceiling. Bars past the scale's end are
 cut and say their value.
 Lower panel — figures only a tunnel has (CPU per GB, memory; lower is better): each row scaled to its
@@ -22,7 +23,8 @@ ROW_H = 40
 THIN = 9  # a floor's or peer's bar; a row grows by THIN + 2 for each
 GREEN, RED, GREY, INK, MUTED = "#2e8b57", "#c0392b", "#c8c8c8", "#222", "#666"
 NEUTRAL = "#555"  # Sluice's bar where the figure has no target
-COLORS = {"floor": "#9cbbe0", "floor-aead": "#3d6da8", "wireguard-go": "#e08a2c", "openvpn": "#8e5ea2",
+COLORS = {"floor": "#9cbbe0", "floor-aead": "#3d6da8", "floor-poll": "#5bb8c4", "sluice-poll": "#9acd7a",
+          "wireguard-go": "#e08a2c", "openvpn": "#8e5ea2",
           "sluice-socks": "#5f9e6e"}  # one per mode of measure.MODES but kernel (the ceiling) and sluice
 MAX_PCT = 400.0  # the % panels end here at most: a peer at 15× the ceiling's latency must not flatten the rest
 
@@ -78,8 +80,9 @@ def _axis(y0: float, y1: float, top: float, label: str) -> list[str]:
 
 
 def _others(r: dict) -> list[tuple[str, dict]]:
-    """(mode, {value, pct_of_ceiling, sluice_over_peer?}) for each floor and peer in the row, in order."""
-    return [*r.get("floors", {}).items(), *r.get("peers", {}).items()]
+    """(mode, {value, pct_of_ceiling, sluice_over_peer?}) for each floor and peer with a figure in the
+    row, in order (the polling modes have figures only in the latency rows: no empty slot elsewhere)."""
+    return [(n, o) for n, o in (*r.get("floors", {}).items(), *r.get("peers", {}).items()) if o["value"] is not None]
 
 
 def _other_label(name: str, o: dict, unit: str, pct: float | None) -> str:
@@ -178,8 +181,9 @@ def render(rows: list[dict], title: str, subtitle: str) -> str:
             parts.append(_rect(x, y - 8, 14, 9, COLORS[n]))
             parts.append(_t(x + 18, y, n, 11, fill=MUTED))
             x += 30 + 7 * len(n)
-        parts.append(_t(x, y, "floors: two minimal C forwarders in a chain · peers: what a user would install instead",
-                        11, fill=MUTED))
+        y += 15  # the legend of seven modes leaves no room on its line
+        parts.append(_t(20, y, "floors: two minimal C forwarders in a chain · -poll: the loops poll before they sleep "
+                               "(latency rounds only) · peers: what a user would install instead", 11, fill=MUTED))
     y += 30
     with_ceiling = [r for r in rows if r["has_ceiling"]]
     for higher, title, axis in ((True, "Throughput and rates as % of plain kernel forwarding (grey = ceiling)",

@@ -98,7 +98,7 @@ class Packet(NamedTuple):
 def interfaces(mr: measure.ModeRun) -> dict[str, tuple[str, str]]:
     """Capture point → (namespace, device), in path order."""
     t = mr.topo
-    points = {"tun": (t.client, h.TUN)} if mr.mode == "sluice" else {}
+    points = {"tun": (t.client, h.TUN)} if mr.kind == "sluice" else {}
     points.update({"client": (t.client, "to-relay"), "relay-in": (t.relay, "to-client"),
                    "relay-out": (t.relay, "to-server"), "server": (t.server, "to-relay")})
     return points

@@ -45,6 +45,7 @@ import hoststeal
 import kstats
 import netns
 import peers
+import polling
 from proc import RssSampler, cpu_user_system, steady_rss_kib
 import socksmode
 
@@ -53,7 +54,7 @@ ECHO_PORT = 9103  # loadgen's TCP echo: hops.py's connect-and-request test
 MSS = 1448  # bytes per segment on a 1500-byte path, to put iperf3's retransmits in proportion
 SERVER = netns.SERVER_V4
 GROUPS = ("udp", "idle_flows", "tcp_cc", "iperf")  # the order they run in; see the module comment
-MODES = ("kernel", *floor.MODES, *peers.MODES, "sluice", *socksmode.MODES)
+MODES = ("kernel", *floor.MODES, *peers.MODES, "sluice", *socksmode.MODES, *polling.MODES)
 FLOOR_GROUPS = ("udp", "tcp_cc", "iperf")  # what a chain of two forwarders can run
 
 
@@ -108,15 +109,19 @@ class ModeRun:
 
     def __init__(self, mode: str, settings: Settings, workdir: Path, loadgen: Path,
                  say: Callable[[str], None] = print, forward: Path | None = None) -> None:
-        if mode not in MODES or (mode in floor.MODES and forward is None):
+        # `kind`: what runs (polling.py: floor-poll is floor with other arguments); `mode`: the name
+        # the figures, the logs and the working directory go by.
+        kind = polling.base(mode)
+        if mode not in MODES or (kind in floor.MODES and forward is None):
             raise ValueError(f"mode {mode!r}: one of {MODES}; the floor modes need forward.c built")
-        self.mode, self.s, self.loadgen, self.say, self.forward = mode, settings, str(loadgen), say, forward
+        self.mode, self.kind, self.loadgen, self.say, self.forward = mode, kind, str(loadgen), say, forward
+        self.s = polling.settings(mode, settings)
         self.workdir = workdir / mode
         self.workdir.mkdir(parents=True, exist_ok=True)
         # The floor modes need what sluice mode has: no forwarding in the relay namespace, no route.
-        self.topo = netns.Topology(mode="kernel" if mode == "kernel" else "sluice", tag="bench")
+        self.topo = netns.Topology(mode="kernel" if kind == "kernel" else "sluice", tag="bench")
         # Where the client namespace's applications connect: the server, or forwarder A.
-        self.target = floor.ADDRESS if mode in floor.MODES else SERVER
+        self.target = floor.ADDRESS if kind in floor.MODES else SERVER
         self.runner = h.Runner(self.workdir)
         self.figures: dict[str, float] = {}
         self.details: dict[str, object] = {}
@@ -144,7 +149,7 @@ class ModeRun:
             for key in GROUPS:
                 if key not in self.s.groups:
                     continue
-                if (self.mode in floor.MODES and key not in FLOOR_GROUPS) or (self.mode in socksmode.MODES and key not in socksmode.GROUPS):
+                if (self.kind in floor.MODES and key not in FLOOR_GROUPS) or (self.kind in socksmode.MODES and key not in socksmode.GROUPS):
                     self.details.setdefault("skipped", []).append(key)
                     continue
                 self._group(key, getattr(self, f"test_{key}"))
@@ -187,7 +192,7 @@ class ModeRun:
 
     # -- the tunnel ----------------------------------------------------------------------------------
     def _tunnel_up(self) -> None:
-        if self.mode == "sluice":
+        if self.kind == "sluice":
             if self._keys is None:
                 self._keys = (h.make_keypair(self.workdir, "relay"), h.make_keypair(self.workdir, "client"))
             relay_key, client_key = self._keys
@@ -206,11 +211,11 @@ class ModeRun:
             self.client, self.relay = self.peer.start(self.runner)
         elif self.mode in socksmode.MODES:
             self.client, self.relay = socksmode.start(self.runner, self.topo, self.s.client_args)
-        elif self.mode in floor.MODES:
-            self.client, self.relay = floor.start(self.runner, self.topo, self.workdir, self.forward, self.mode,
+        elif self.kind in floor.MODES:
+            self.client, self.relay = floor.start(self.runner, self.topo, self.workdir, self.forward, self.kind,
                                                   [CLOSE_PORT, IPERF_PORT], [UDP_PORT], self.s.floor_args)
         h.wait_for(self._one_flow, 15, interval=0.1, what="a first connection to the server")
-        if self.mode in floor.MODES:
+        if self.kind in floor.MODES:
             self.details.setdefault("byte_checks", []).append(floor.check(self.topo))
             self.details.setdefault("datagram_checks", []).append(floor.check_udp(self.topo))
             self._check_alive()
@@ -328,7 +333,7 @@ class ModeRun:
     def test_udp(self) -> None:
         s = self.s
         # A forwarder's RSS is no client's.
-        rss = self.client is not None and self.mode not in floor.MODES and self._wants("rss_udp_mib")
+        rss = self.client is not None and self.kind not in floor.MODES and self._wants("rss_udp_mib")
         if rss:
             time.sleep(s.settle_seconds)
             idle = steady_rss_kib(self.client.pid)
@@ -536,7 +541,7 @@ class ModeRun:
     def _tun_writes(self) -> int | None:
         """Packets the client has written to its TUN so far (the TUN's rx_packets: one per write, a GSO
         write included): on an upload nearly all are ACKs. None without a TUN (kernel, floor modes)."""
-        if self.mode != "sluice":
+        if self.kind != "sluice":
             return None
         links = self.topo.ip_json(self.topo.client, "-s", "link", "show", "dev", h.TUN)
         return links[0]["stats64"]["rx"]["packets"] if links else None

@@ -6,8 +6,10 @@ rates and latencies do; CPU and memory of a tunnel's processes do not), and Slui
 a ratio to a figure of the same run, or for memory an absolute bound.
 
 Beside Sluice stand the *floors* (floor, floor-aead: two minimal forwarders in a chain, the most any
-proxy-style tunnel reaches here), with their % of the ceiling, and the *peers* (wireguard-go, openvpn:
-what a user would install instead), with Sluice / peer. Only Sluice gets verdicts.
+proxy-style tunnel reaches here), with their % of the ceiling, the *polling modes* of the latency rounds
+(floor-poll, sluice-poll: the same with their loops polling before they sleep, polling.py), and the
+*peers* (wireguard-go, openvpn: what a user would install instead), with Sluice / peer. Only Sluice gets
+verdicts; a verdict says too which floors miss the same target and whether sluice-poll meets it.
 """
 
 from __future__ import annotations
@@ -16,12 +18,15 @@ import dataclasses
 from dataclasses import dataclass
 
 import floor
+import polling
 import socksmode
 from peers import MODES as PEER_MODES
 from targets import PEERS, Target
 
-# Columns beside Sluice without a Sluice / x ratio: the floors, and Sluice through a SOCKS5 server.
-FLOOR_MODES = (*floor.MODES, *socksmode.MODES)
+# Columns beside Sluice without a Sluice / x ratio: the floors, the polling modes, and Sluice through a
+# SOCKS5 server.
+FLOOR_MODES = (*floor.MODES, *polling.MODES, *socksmode.MODES)
+POLLED = "sluice-poll"  # Sluice with --busy-poll: the verdict says whether it meets a target Sluice misses
 
 
 @dataclass(frozen=True)
@@ -118,24 +123,33 @@ def floors_missing(m: Metric, figures: dict[str, dict]) -> list[str]:
     judged on that floor."""
     if m.target is None:
         return []
-    return [f for f in floor.MODES
+    return [f for f in (*floor.MODES, *polling.FLOORS)
             if f != m.target.against and m.target.verdict(m.key, figures.get(f, {}).get(m.key), figures) == "FAIL"]
+
+
+def polled_verdict(m: Metric, figures: dict[str, dict]) -> str | None:
+    """sluice-poll's verdict on Sluice's target for `m`; None where it has no figure (it runs only in
+    the latency rounds)."""
+    value = figures.get(POLLED, {}).get(m.key)
+    return None if m.target is None or value is None else m.target.verdict(m.key, value, figures)
 
 
 def verdict_text(row: dict) -> str:
     """The table's verdict cell: 'pass', 'FAIL', or 'FAIL, floor too' where a floor of the same run
-    misses the target as well."""
-    missed = row.get("floors_missing") or []
-    if row["verdict"] != "FAIL" or not missed:
+    misses the target as well; after a FAIL, '; sluice-poll passes' where Sluice with --busy-poll
+    meets it."""
+    if row["verdict"] != "FAIL":
         return row["verdict"]
-    return f"FAIL, {' and '.join(missed)} too"
+    missed = row.get("floors_missing") or []
+    text = f"FAIL, {' and '.join(missed)} too" if missed else "FAIL"
+    return text + ("; sluice-poll passes" if row.get("polled_verdict") == "pass" else "")
 
 
 def compare(figures: dict[str, dict], notes: dict[str, list[dict]] | None = None) -> list[dict]:
     """One JSON-ready row per metric from a run's figures (mode → key → value): Sluice's value, the
     ceiling and Sluice's % of it, each floor (value, % of ceiling), each peer (value, % of ceiling,
     Sluice / peer), the target and its threshold in this run, the verdict, the floors that miss the
-    same target (floors_missing()), and the numbers of the `notes` (mode → [{key, text}], numbered from
+    same target (floors_missing()), sluice-poll's verdict on it (polled_verdict()), and the numbers of the `notes` (mode → [{key, text}], numbered from
     1 in mode order) that concern the row."""
     numbered = [(mode, n) for mode, ns in (notes or {}).items() for n in ns]
     sluice = figures.get("sluice", {})
@@ -160,6 +174,7 @@ def compare(figures: dict[str, dict], notes: dict[str, list[dict]] | None = None
             "target_text": "–" if m.target is None else m.target.text(m.key, figures, m.fmt),
             "verdict": "–" if m.target is None else m.target.verdict(m.key, s, figures),
             "floors_missing": floors_missing(m, figures),
+            "polled_verdict": polled_verdict(m, figures),
             "notes": [i + 1 for i, (_, n) in enumerate(numbered) if n.get("key") == m.key],
         })
     return rows

@@ -59,9 +59,11 @@ THROUGHPUT = Pairing(
     lambda s: dataclasses.replace(s, iperf_streams=(1,), iperf_seconds=min(s.iperf_seconds, TURN_SECONDS)))
 # The latency targets compare Sluice with the kernel, the new-socket rate with OpenVPN. floor, two
 # forwarders in a chain, takes the same turns: where its paired median misses a latency target too, no
-# two-hop user-space design meets it here (Benchmarks/README.md, "The floor modes").
+# two-hop user-space design meets it here (Benchmarks/README.md, "The floor modes"). floor-poll and
+# sluice-poll (polling.py) take them as well, and only here: what busy polling takes off each latency.
 LATENCY = Pairing(
-    "latency_rounds", "latency", ("kernel", "floor", "openvpn", "sluice"), ("udp", "tcp_cc"),
+    "latency_rounds", "latency", ("kernel", "floor", "floor-poll", "openvpn", "sluice", "sluice-poll"),
+    ("udp", "tcp_cc"),
     {"udp_rr_latency_us": "udp_rr_latency_paired_us", "udp_new_latency_us": "udp_new_latency_paired_us",
      "tcp_cc_latency_us": "tcp_cc_latency_paired_us", "udp_new_per_s": "udp_new_paired_per_s",
      STEAL: "host_steal_latency_paired_pct"},

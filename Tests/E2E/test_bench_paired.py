@@ -17,9 +17,11 @@ import netns
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Benchmarks" / "e2e"))
 
 import bench  # noqa: E402
+import floor  # noqa: E402
 import measure  # noqa: E402
 import metrics  # noqa: E402
 import paired  # noqa: E402
+import polling  # noqa: E402
 
 ALL_MODES = list(measure.MODES)
 
@@ -28,8 +30,34 @@ def test_turns_mirror_each_round():
     assert paired.order(paired.THROUGHPUT, 1) == ["floor-aead", "sluice"]
     assert paired.order(paired.THROUGHPUT, 3) == ["floor-aead", "sluice", "sluice", "floor-aead", "floor-aead", "sluice"]
     assert paired.order(paired.THROUGHPUT, 0) == []
-    assert paired.order(paired.LATENCY, 2) == ["kernel", "floor", "openvpn", "sluice",
-                                               "sluice", "openvpn", "floor", "kernel"]
+    assert paired.order(paired.LATENCY, 2) == ["kernel", "floor", "floor-poll", "openvpn", "sluice", "sluice-poll",
+                                               "sluice-poll", "sluice", "openvpn", "floor-poll", "floor", "kernel"]
+
+
+def test_the_polling_modes_run_in_the_latency_rounds_only():
+    """floor-poll and sluice-poll (polling.py) take the latency turns and not the main pass; named in a
+    run without paired rounds, they run the main pass as any mode."""
+    pairings = [p for p in (paired.within(p, ALL_MODES, measure.GROUPS) for p in paired.PAIRINGS) if p]
+    assert {"floor-poll", "sluice-poll"} <= set(pairings[1].modes)
+    assert not {"floor-poll", "sluice-poll"} & set(pairings[0].modes)
+    assert bench.main_pass(ALL_MODES, pairings) == [m for m in ALL_MODES if m not in polling.MODES]
+    assert bench.main_pass(["kernel", "sluice-poll"], []) == ["kernel", "sluice-poll"]
+
+
+def test_a_polling_mode_runs_its_base_mode_with_the_polling_options_in_place_of_the_runs(tmp_path):
+    s = dataclasses.replace(measure.FULL, client_args=["--busy-poll", "50", "--mtu", "1400"],
+                            relay_args=["--workers=2", "--log-level", "debug"], floor_args=["--spin-us", "7"])
+    sluice = measure.ModeRun("sluice-poll", s, tmp_path, tmp_path / "loadgen")
+    assert (sluice.mode, sluice.kind, sluice.workdir.name) == ("sluice-poll", "sluice", "sluice-poll")
+    # `sluice` refuses an option given twice: the run's own --busy-poll and --workers give way.
+    assert sluice.s.client_args == ["--mtu", "1400", "--busy-poll", "200"]
+    assert sluice.s.relay_args == ["--log-level", "debug", "--busy-poll", "200", "--workers", "1"]
+    fl = measure.ModeRun("floor-poll", s, tmp_path, tmp_path / "loadgen", forward=tmp_path / "forward")
+    assert fl.kind == "floor" and fl.target == floor.ADDRESS and fl.s.floor_args == ["--spin-us", "200"]
+    plain = measure.ModeRun("sluice", s, tmp_path, tmp_path / "loadgen")
+    assert plain.s.client_args == ["--busy-poll", "50", "--mtu", "1400"], "other modes keep the run's arguments"
+    with pytest.raises(ValueError, match="forward.c"):
+        measure.ModeRun("floor-poll", s, tmp_path, tmp_path / "loadgen")
 
 
 def test_a_pairing_runs_with_sluice_and_another_of_its_modes_and_one_of_its_groups():
@@ -124,13 +152,16 @@ def test_a_turn_the_host_took_much_of_runs_once_more_and_the_turn_that_lost_less
 
 
 @pytest.mark.e2e_timeout(90)
-def test_a_real_latency_turn_measures_only_its_figures(workdir):
-    """Sluice's latency turn in namespaces: its three one-in-flight figures and the new-socket rate, and
-    none of the other tests of its groups (no one-socket rate, no connection rate, no RSS)."""
+@pytest.mark.parametrize("mode", ["sluice", "sluice-poll", "floor-poll"])
+def test_a_real_latency_turn_measures_only_its_figures(workdir, mode):
+    """A latency turn in namespaces, Sluice's and the polling modes' (their options taken by the real
+    binaries): its three one-in-flight figures and the new-socket rate, and none of the other tests of
+    its groups (no one-socket rate, no connection rate, no RSS)."""
     settings = dataclasses.replace(measure.QUICK, rate_seconds=0.5, latency_seconds=0.3, settle_seconds=0.2)
     loadgen = bench.compile_c(workdir, "loadgen")
+    forward = bench.compile_c(workdir, "forward", ("-lgcrypt",)) if mode == "floor-poll" else None
     turn = paired.turn_settings(paired.LATENCY, settings)
-    result = measure.ModeRun("sluice", turn, workdir, loadgen, say=print).run()
+    result = measure.ModeRun(mode, turn, workdir, loadgen, say=print, forward=forward).run()
     assert result["errors"] == {}, result["errors"]
     measured = {k for k in result["figures"] if not k.startswith(("rss_peak_", "host_steal"))}
     assert measured == set(turn.only), result["figures"]

@@ -125,6 +125,30 @@ def test_a_target_the_floor_misses_says_so():
     assert [("FAIL, floor too" in l, "FAIL" in l) for l in verdicts] == [(False, False), (True, True), (False, True)]
 
 
+def test_a_target_sluice_poll_meets_says_so_and_floor_poll_counts_as_a_floor():
+    """The latency rounds' polling modes (polling.py): where Sluice misses a target that sluice-poll
+    meets, the verdict stays FAIL and says so; floor-poll missing it too is named as floor is."""
+    figures = _run(1.0)
+    figures["sluice-poll"] = {"udp_rr_latency_paired_us": 90.0, "udp_new_latency_paired_us": 200.0}
+    figures["floor-poll"] = {"udp_rr_latency_paired_us": 100.0, "udp_new_latency_paired_us": 140.0}
+    rows = {r["key"]: r for r in metrics.compare(figures)}
+    rr, new = rows["udp_rr_latency_paired_us"], rows["udp_new_latency_paired_us"]
+    # rr: threshold 1.5 × 88 = 132. Sluice 135 and floor 140 miss; floor-poll 100 and sluice-poll 90 meet.
+    assert (rr["verdict"], rr["floors_missing"], rr["polled_verdict"]) == ("FAIL", ["floor"], "pass")
+    assert metrics.verdict_text(rr) == "FAIL, floor too; sluice-poll passes"
+    # new: threshold 2 × 86 = 172. sluice-poll's 200 misses as Sluice's 180 does; the floors meet it.
+    assert (new["verdict"], new["floors_missing"], new["polled_verdict"]) == ("FAIL", [], "FAIL")
+    assert metrics.verdict_text(new) == "FAIL"
+    figures["floor-poll"]["udp_rr_latency_paired_us"] = 150.0
+    rr = next(r for r in metrics.compare(figures) if r["key"] == "udp_rr_latency_paired_us")
+    assert metrics.verdict_text(rr) == "FAIL, floor and floor-poll too; sluice-poll passes"
+    # A pass stays a plain pass, and rows sluice-poll has no figure for say nothing of it.
+    assert metrics.verdict_text(rows["tcp_cc_latency_paired_us"]) == "pass"
+    assert rows["tcp1_up_paired_gbps"]["polled_verdict"] is None
+    header = metrics.table(list(rows.values())).splitlines()[0].split()
+    assert header.index("floor-poll") < header.index("sluice-poll") < header.index("target")
+
+
 def test_table_shows_peers_ratios_and_notes():
     figures = _run(1.0)
     notes = {"wireguard-go": [{"key": "tcp1_up_gbps", "text": "iperf3 tcp1_up: 5 segments sent again"}],
