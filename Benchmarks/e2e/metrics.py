@@ -123,15 +123,23 @@ def floors_missing(m: Metric, figures: dict[str, dict]) -> list[str]:
     judged on that floor."""
     if m.target is None:
         return []
-    return [f for f in (*floor.MODES, *polling.FLOORS)
+    return [f for f in (*floor.MODES, *(polling.FLOORS if is_latency(m) else ()))
             if f != m.target.against and m.target.verdict(m.key, figures.get(f, {}).get(m.key), figures) == "FAIL"]
 
 
+def is_latency(m: Metric) -> bool:
+    """A one-in-flight time: what the polling modes are there to judge. Their rates are lower by design
+    (the polling loop holds a CPU the load would use), so a rate target says nothing of them."""
+    return m.unit == "µs"
+
+
 def polled_verdict(m: Metric, figures: dict[str, dict]) -> str | None:
-    """sluice-poll's verdict on Sluice's target for `m`; None where it has no figure (it runs only in
-    the latency rounds)."""
+    """sluice-poll's verdict on Sluice's target for a latency `m`; None for other figures and where it
+    has no figure (it runs only in the latency rounds)."""
     value = figures.get(POLLED, {}).get(m.key)
-    return None if m.target is None or value is None else m.target.verdict(m.key, value, figures)
+    if m.target is None or value is None or not is_latency(m):
+        return None
+    return m.target.verdict(m.key, value, figures)
 
 
 def verdict_text(row: dict) -> str:

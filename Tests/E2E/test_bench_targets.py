@@ -145,6 +145,11 @@ def test_a_target_sluice_poll_meets_says_so_and_floor_poll_counts_as_a_floor():
     # A pass stays a plain pass, and rows sluice-poll has no figure for say nothing of it.
     assert metrics.verdict_text(rows["tcp_cc_latency_paired_us"]) == "pass"
     assert rows["tcp1_up_paired_gbps"]["polled_verdict"] is None
+    # A rate judges neither polling mode: polling takes a CPU from the load by design.
+    figures["sluice-poll"]["udp_new_paired_per_s"] = 30_000.0  # ≥ OpenVPN's 27,000, where Sluice's 26,000 is not
+    figures["floor-poll"]["udp_new_paired_per_s"] = 10_000.0
+    rate = next(r for r in metrics.compare(figures) if r["key"] == "udp_new_paired_per_s")
+    assert (rate["floors_missing"], rate["polled_verdict"], metrics.verdict_text(rate)) == ([], None, "FAIL")
     header = metrics.table(list(rows.values())).splitlines()[0].split()
     assert header.index("floor-poll") < header.index("sluice-poll") < header.index("target")
 
