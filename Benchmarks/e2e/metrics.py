@@ -157,8 +157,8 @@ def compare(figures: dict[str, dict], notes: dict[str, list[dict]] | None = None
     """One JSON-ready row per metric from a run's figures (mode → key → value): Sluice's value, the
     ceiling and Sluice's % of it, each floor (value, % of ceiling), each peer (value, % of ceiling,
     Sluice / peer), the target and its threshold in this run, the verdict, the floors that miss the
-    same target (floors_missing()), sluice-poll's verdict on it (polled_verdict()), and the numbers of the `notes` (mode → [{key, text}], numbered from
-    1 in mode order) that concern the row."""
+    same target (floors_missing()), sluice-poll's verdict on it (polled_verdict()), and the numbers of
+    the `notes` (mode → [{key, text}], numbered from 1 in mode order) that concern the row."""
     numbered = [(mode, n) for mode, ns in (notes or {}).items() for n in ns]
     sluice = figures.get("sluice", {})
     rows = []
