@@ -203,7 +203,8 @@ def main(argv: list[str]) -> int:
     if missing:
         say(f"bench: missing {', '.join(missing)}; run scripts/deps.sh")
         return 2
-    if "sluice" in {polling.base(m) for m in modes} and not os.access(h.sluice_bin(), os.X_OK):
+    kinds = {polling.base(m) for m in modes}  # what runs: floor-poll is a floor, sluice-poll Sluice
+    if "sluice" in kinds and not os.access(h.sluice_bin(), os.X_OK):
         say(f"bench: {h.sluice_bin()} not found; run 'swift build -c release --product sluice' (make build)")
         return 2
 
@@ -238,7 +239,7 @@ def main(argv: list[str]) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="sluice-bench-"))
     try:
         loadgen = compile_c(workdir, "loadgen")
-        forward = compile_c(workdir, "forward", ("-lgcrypt",)) if {polling.base(m) for m in modes} & set(floor.MODES) else None
+        forward = compile_c(workdir, "forward", ("-lgcrypt",)) if kinds & set(floor.MODES) else None
         for mode in main_pass(modes, pairings):
             say(f"bench: {mode} mode ({'quick' if args.quick else 'full'})")
             results[mode] = measure.ModeRun(mode, s, workdir, loadgen, say, forward).run()
@@ -289,7 +290,7 @@ def main(argv: list[str]) -> int:
           f"{machine['nproc']} CPUs, {machine['cpu_model']}, kernel {machine['kernel']}")
     if "peers" in machine:
         print(peer_versions(machine["peers"], [m for m in modes if m in peers.MODES], s.openvpn_args))
-    if s.floor_args and {polling.base(m) for m in modes} & set(floor.MODES):
+    if s.floor_args and kinds & set(floor.MODES):
         print(f"floors: forward.c NOT its defaults: {' '.join(s.floor_args)}")
     if set(results) & set(polling.MODES):
         print(f"polling modes: floor-poll = floor with --spin-us {polling.POLL_US}, sluice-poll = Sluice with "

@@ -113,7 +113,7 @@ def _pct_panel(rows: list[dict], title: str, axis: str, y: float) -> tuple[list[
             parts.append(_t(BAR_X + scale(100) + 4, cy + 8, f"ceiling {_fmt(r['ceiling'], r['unit'])}", 9, fill=MUTED))
         cy += 11
         for name, o in _others(r):
-            if o["value"] is not None and o["pct_of_ceiling"] is not None:
+            if o["pct_of_ceiling"] is not None:
                 w = scale(o["pct_of_ceiling"])
                 parts.append(_rect(BAR_X, cy, w, THIN, COLORS[name]))
                 parts.append(_label(BAR_X + w, cy + 8, _other_label(name, o, r["unit"], o["pct_of_ceiling"]), 9, MUTED))
@@ -136,7 +136,7 @@ def _own_scale_panel(rows: list[dict], y: float) -> tuple[list[str], float]:
                        "largest value; tick = target)", 13, weight="bold")]
     y += 14
     for r in rows:
-        bars = [(n, o["value"]) for n, o in _others(r) if o["value"] is not None]
+        bars = [(n, o["value"]) for n, o in _others(r)]
         bars.append(("Sluice", r["sluice"]))
         top = max([v for _, v in bars if v is not None] + [r["target_value"] or 0]) or 1.0
         row_h = 8 + (THIN + 2) * (len(bars) - 1) + 18 + 8
@@ -195,8 +195,7 @@ def render(rows: list[dict], title: str, subtitle: str) -> str:
             more, y = _pct_panel(panel, title, axis, y)
             parts += more
     # The host's steal is the table's and the JSON's, not a bar beside the tunnel's processes.
-    own = [r for r in rows if not r["has_ceiling"] and r.get("of_the_tunnel", True) and (r["sluice"] is not None or any(
-        o["value"] is not None for _, o in _others(r)))]
+    own = [r for r in rows if not r["has_ceiling"] and r.get("of_the_tunnel", True) and (r["sluice"] is not None or _others(r))]
     if own:
         more, y = _own_scale_panel(own, y)
         parts += more

@@ -26,7 +26,6 @@ from targets import PEERS, Target
 # Columns beside Sluice without a Sluice / x ratio: the floors, the polling modes, and Sluice through a
 # SOCKS5 server.
 FLOOR_MODES = (*floor.MODES, *polling.MODES, *socksmode.MODES)
-POLLED = "sluice-poll"  # Sluice with --busy-poll: the verdict says whether it meets a target Sluice misses
 
 
 @dataclass(frozen=True)
@@ -136,7 +135,7 @@ def is_latency(m: Metric) -> bool:
 def polled_verdict(m: Metric, figures: dict[str, dict]) -> str | None:
     """sluice-poll's verdict on Sluice's target for a latency `m`; None for other figures and where it
     has no figure (it runs only in the latency rounds)."""
-    value = figures.get(POLLED, {}).get(m.key)
+    value = figures.get(polling.SLUICE, {}).get(m.key)
     if m.target is None or value is None or not is_latency(m):
         return None
     return m.target.verdict(m.key, value, figures)

@@ -26,8 +26,9 @@ import dataclasses
 # µs: with this window on both ends Sluice's UDP round trip took kernel forwarding's time
 # (docs/configuration.md, "Busy polling").
 POLL_US = "200"
-MODES = ("floor-poll", "sluice-poll")
 FLOORS = ("floor-poll",)  # the polling modes that are floors: judged as floors are (metrics.floors_missing)
+SLUICE = "sluice-poll"  # the one that is Sluice: the verdicts say whether it meets a target (metrics.polled_verdict)
+MODES = (*FLOORS, SLUICE)
 BASE = {"floor-poll": "floor", "sluice-poll": "sluice"}  # the mode each one runs, with the arguments below
 
 

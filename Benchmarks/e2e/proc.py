@@ -27,6 +27,11 @@ def rss_kib(pid: int) -> int | None:
     return None
 
 
+def cpu_seconds(pid: int) -> float:
+    """cpu_user_system(pid), user and system together."""
+    return sum(cpu_user_system(pid))
+
+
 def cpu_user_system(pid: int) -> tuple[float, float]:
     """utime and stime of a process and all its descendants, in seconds: the live ones' own times plus
     what each has collected from children it waited for (cutime, cstime), so the difference of two

@@ -54,10 +54,6 @@ def _fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def _cpu_s(pid: int) -> float:
-    return sum(proc.cpu_user_system(pid))
-
-
 def _loadgen(topo, loadgen, *args) -> dict:
     cp = topo.exec(topo.client, [str(loadgen), *map(str, args)], timeout=20)
     assert cp.returncode == 0, cp.stderr
@@ -128,13 +124,13 @@ def test_spin_us_polls_after_traffic_then_sleeps(plain, runner, forward):
         for i in range(20):
             s.send(b"spin %d" % i)
             assert s.recv(64) == b"spin %d" % i
-    after_traffic = {p.name: _cpu_s(p.pid) for p in (a, b)}
+    after_traffic = {p.name: proc.cpu_seconds(p.pid) for p in (a, b)}
     time.sleep(SPIN_S + 0.2)
-    after_spin = {p.name: _cpu_s(p.pid) for p in (a, b)}
+    after_spin = {p.name: proc.cpu_seconds(p.pid) for p in (a, b)}
     # The sweep's 1 s timeout starts when the spin ends, so its wake-up falls inside this wait, and so
     # would a spin it started.
     time.sleep(1.3)
-    quiet_end = {p.name: _cpu_s(p.pid) for p in (a, b)}
+    quiet_end = {p.name: proc.cpu_seconds(p.pid) for p in (a, b)}
     assert a.alive() and b.alive(), h.tail(a.log) + h.tail(b.log)
     for p in (a, b):
         spun, quiet = after_spin[p.name] - after_traffic[p.name], quiet_end[p.name] - after_spin[p.name]

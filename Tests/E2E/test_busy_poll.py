@@ -17,15 +17,11 @@ import harness as h
 import netns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Benchmarks" / "e2e"))
-from proc import cpu_user_system  # noqa: E402
+from proc import cpu_seconds  # noqa: E402
 
 WINDOW_US = 10_000  # the most --busy-poll takes
 SECONDS = 0.5
 GAP_S = 0.005
-
-
-def cpu_s(pid: int) -> float:
-    return sum(cpu_user_system(pid))
 
 
 @pytest.mark.sluice
@@ -36,13 +32,13 @@ def test_busy_poll_polls_after_traffic(make_tunnel, busy_poll):
     s = h.app_udp_socket(t.topo, "ipv4")
     try:
         h.udp_echo(s, (netns.SERVER_V4, h.UDP_PORT), b"first")
-        before = {p.name: cpu_s(p.pid) for p in (t.client, t.relay)}
+        before = {p.name: cpu_seconds(p.pid) for p in (t.client, t.relay)}
         end, i = time.monotonic() + SECONDS, 0
         while time.monotonic() < end:
             h.udp_echo(s, (netns.SERVER_V4, h.UDP_PORT), b"poll %d" % i)
             i += 1
             time.sleep(GAP_S)
-        used = {p.name: cpu_s(p.pid) - before[p.name] for p in (t.client, t.relay)}
+        used = {p.name: cpu_seconds(p.pid) - before[p.name] for p in (t.client, t.relay)}
     finally:
         s.close()
     t.check_alive()
