@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """A/B: two sluice binaries through the same end-to-end tests, in turns, in one run.
 
-    sudo python3 Benchmarks/e2e/ab.py A_BIN B_BIN [--rounds 3] [--tests udp,iperf] [--quick]
+    sudo python3 Benchmarks/e2e/ab.py A_BIN B_BIN [--rounds 3] [--tests udp,iperf] [--quick] [--mode sluice-poll]
+        [--busy-loops 2]
 
 This machine's figures swing by a third between runs of `make bench`, so a change is judged by running
 the old and the new binary in turns — A, B, A, B … — under the same load, and comparing the medians
-of each figure. Each turn is bench.py's "sluice" mode (measure.py), with SLUICE_BIN set to A or B.
+of each figure. Each turn is bench.py's "sluice" mode (measure.py), with SLUICE_BIN set to A or B;
+with `--mode sluice-poll`, that mode (polling.py: both ends busy polling), for a change to the polling loop;
+with `--busy-loops N`, every turn shares the CPUs with N busy loops (contention.py), as on a slower host.
 Prints every round, the medians and B/A, marking which way is better, and writes
 DIR/ab-<timestamp>.json. Exit status: 0 when every turn ran, 1 when one could not, 2 for bad usage.
 """
@@ -27,9 +30,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import bench  # noqa: E402  (also puts Tests/E2E on sys.path)
+import contention  # noqa: E402
 import measure  # noqa: E402
 import metrics  # noqa: E402
 import netns  # noqa: E402
+import polling  # noqa: E402
 
 
 def table(runs: dict[str, list[dict]]) -> tuple[str, list[dict]]:
@@ -67,6 +72,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--quick", action="store_true", help="bench.py's quick settings (2 s per test)")
     ap.add_argument("--iperf-seconds", type=float, help="duration of each iperf3 run (default 5)")
     ap.add_argument("--rate-seconds", type=float, help="duration of each rate test (default 5)")
+    ap.add_argument("--mode", choices=("sluice", polling.SLUICE), default="sluice",
+                    help="the bench mode each turn runs (default sluice)")
+    ap.add_argument("--busy-loops", type=int, default=0, metavar="N",
+                    help="run N busy loops, one per CPU, meanwhile: a contended host (contention.py; default 0)")
     ap.add_argument("--out", default=str(bench.REPO / "bench-results"), help="where the JSON goes")
     args = ap.parse_args(argv)
 
@@ -75,6 +84,8 @@ def main(argv: list[str]) -> int:
         ap.error(f"--tests takes some of {','.join(measure.GROUPS)}")
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
+    if args.busy_loops < 0:
+        ap.error("--busy-loops must be 0 or more")
     binaries = {"A": str(Path(args.a).resolve()), "B": str(Path(args.b).resolve())}
     for name, path in binaries.items():
         if not os.access(path, os.X_OK):
@@ -98,14 +109,15 @@ def main(argv: list[str]) -> int:
     previous = os.environ.get("SLUICE_BIN")
     try:
         loadgen = bench.compile_c(workdir, "loadgen")
-        for i in range(args.rounds):
-            for name in ("A", "B"):
-                bench.say(f"ab: round {i + 1}/{args.rounds}, {name} = {binaries[name]}")
-                os.environ["SLUICE_BIN"] = binaries[name]
-                turn = workdir / f"{name}{i}"
-                result = measure.ModeRun("sluice", s, turn, loadgen, bench.say).run()
-                runs[name].append(result.get("figures", {}))
-                errors += [f"{name} round {i + 1}: {k}: {v.splitlines()[0]}" for k, v in result.get("errors", {}).items()]
+        with contention.busy_loops(args.busy_loops):
+            for i in range(args.rounds):
+                for name in ("A", "B"):
+                    bench.say(f"ab: round {i + 1}/{args.rounds}, {name} = {binaries[name]}")
+                    os.environ["SLUICE_BIN"] = binaries[name]
+                    turn = workdir / f"{name}{i}"
+                    result = measure.ModeRun(args.mode, s, turn, loadgen, bench.say).run()
+                    runs[name].append(result.get("figures", {}))
+                    errors += [f"{name} round {i + 1}: {k}: {v.splitlines()[0]}" for k, v in result.get("errors", {}).items()]
     except KeyboardInterrupt:
         bench.say("ab: interrupted; everything it made is removed")
         return 1
@@ -117,7 +129,8 @@ def main(argv: list[str]) -> int:
         shutil.rmtree(workdir, ignore_errors=True)
 
     text, rows = table(runs)
-    print(f"A = {binaries['A']}\nB = {binaries['B']}\n{args.rounds} rounds, turns alternating A, B\n")
+    loops = f", {args.busy_loops} busy loops beside them" if args.busy_loops else ""
+    print(f"A = {binaries['A']}\nB = {binaries['B']}\n{args.rounds} rounds of mode {args.mode}, turns alternating A, B{loops}\n")
     print(text)
     for e in errors:
         print(f"error: {e}")
@@ -126,7 +139,7 @@ def main(argv: list[str]) -> int:
     path = out / f"ab-{started:%Y%m%dT%H%M%SZ}.json"
     path.write_text(json.dumps({"schema": 1, "started": started.isoformat(timespec="seconds"), "binaries": binaries,
                                 "git": bench.git_info(), "machine": bench.machine_info(),
-                                "settings": {k: v for k, v in vars(s).items()}, "runs": runs, "rows": rows,
+                                "mode": args.mode, "busy_loops": args.busy_loops, "settings": {k: v for k, v in vars(s).items()}, "runs": runs, "rows": rows,
                                 "errors": errors}, indent=2) + "\n")
     print(f"results: {path}")
     return 1 if errors else 0

@@ -4,7 +4,7 @@ tests, per new connection for its TCP one, per GB for iperf3 — and optionally 
 record), for one or more sluice binaries in turns.
 
     sudo flock /tmp/sluice-e2e.lock python3 Benchmarks/e2e/reqcpu.py [--test udp-rr] [--seconds 8] \\
-        [--in-flight 16] [--streams 1] [--rounds 1] [--perf DIR] [--syscalls] BIN|floor|floor-aead [BIN …]
+        [--in-flight 16] [--streams 1] [--rounds 1] [--perf DIR] [--syscalls] [--busy-loops N] BIN|floor|floor-aead [BIN …]
 
 A rate says how much got through; when it moves, this says which side paid for it. For each binary
 (SLUICE_BIN) it brings up the bench's sluice mode (measure.py: the same three namespaces, servers and
@@ -23,7 +23,8 @@ floor.py) the same way: what the chain every proxy-style tunnel has costs, besid
 With `--syscalls`, `perf stat` counts each side's system calls meanwhile (all of them, and the reads,
 writes, epoll waits and batched datagram calls among them), and /proc its context switches and minor
 page faults, per request or per GB: whether a side pays for more trips into the kernel, or for more
-work in each.
+work in each. With `--busy-loops N`, N busy loops share the CPUs meanwhile (contention.py): a slower,
+contended host, made alike for every turn.
 
 Prints a line per round and binary and, with `--json FILE`, writes them all.
 """
@@ -45,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import bench  # noqa: E402  (also puts Tests/E2E on sys.path)
+import contention  # noqa: E402
 import floor  # noqa: E402
 import harness as h  # noqa: E402
 import hoststeal  # noqa: E402
@@ -198,6 +200,16 @@ def syscall_summary(counts: dict[str, float], switches: dict[str, float], faults
             f"page faults {faults:,.1f}")
 
 
+def run_rounds(args, workdir: Path, loadgen: Path, forward: Path | None, perf_dir: Path | None, rows: list[dict]) -> None:
+    """Every round of every binary, in turns; each row printed as it comes and added to `rows`."""
+    for i in range(args.rounds):
+        for b in args.binaries:
+            row = one_round(b if b in floor.MODES else str(Path(b).resolve()), args.test, args.seconds, args.in_flight,
+                            workdir / f"{i}-{len(rows)}", loadgen, perf_dir, forward, args.syscalls, args.streams)
+            rows.append(row)
+            print(line(row), flush=True)
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("binaries", nargs="+", help="sluice binaries (or floor, floor-aead), measured in turns")
@@ -211,8 +223,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--perf", metavar="DIR", help="also perf record each side into DIR")
     ap.add_argument("--syscalls", action="store_true",
                     help="also count each side's system calls (perf stat), context switches and page faults")
+    ap.add_argument("--busy-loops", type=int, default=0, metavar="N",
+                    help="run N busy loops, one per CPU, meanwhile: a contended host (contention.py; default 0)")
     ap.add_argument("--json", metavar="FILE", help="write every row here")
     args = ap.parse_args(argv)
+    if args.busy_loops < 0:
+        ap.error("--busy-loops must be 0 or more")
     for b in args.binaries:
         if b not in floor.MODES and not os.access(b, os.X_OK):
             ap.error(f"{b} is not an executable file")
@@ -227,14 +243,11 @@ def main(argv: list[str]) -> int:
         workdir = Path(tmp)
         loadgen = bench.compile_c(workdir, "loadgen")
         forward = bench.compile_c(workdir, "forward", ("-lgcrypt",)) if set(args.binaries) & set(floor.MODES) else None
-        for i in range(args.rounds):
-            for b in args.binaries:
-                row = one_round(b if b in floor.MODES else str(Path(b).resolve()), args.test, args.seconds, args.in_flight,
-                                workdir / f"{i}-{len(rows)}", loadgen, perf_dir, forward, args.syscalls, args.streams)
-                rows.append(row)
-                print(line(row), flush=True)
+        with contention.busy_loops(args.busy_loops):
+            run_rounds(args, workdir, loadgen, forward, perf_dir, rows)
     if args.json:
-        Path(args.json).write_text(json.dumps({"schema": 1, "git": bench.git_info(), "rows": rows}, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps({"schema": 1, "git": bench.git_info(), "busy_loops": args.busy_loops,
+                                               "rows": rows}, indent=2) + "\n")
     return 0
 
 

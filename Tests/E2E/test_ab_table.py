@@ -3,6 +3,9 @@
 Pure Python, no namespaces: the A/B runs themselves are what `ab.py` is for, not a test.
 """
 
+import json
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -41,3 +44,42 @@ def test_the_hosts_steal_is_shown_but_no_binary_is_better_for_it():
     assert rows[0]["b_over_a"] == 11.0
     line = next(line for line in text.splitlines() if line.startswith("CPU time the host took"))
     assert line.rstrip().endswith("–"), line
+
+
+def busy_children() -> int:
+    """This process's children that are contention.py's busy loops."""
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        count += ppid == os.getpid() and b"while :; do :; done" in cmdline
+    return count
+
+
+def test_each_turn_runs_the_mode_asked_for_beside_the_busy_loops_asked_for(monkeypatch, tmp_path):
+    """`--mode` picks what each turn runs, `--busy-loops` what shares the CPUs meanwhile; the JSON says both.
+    The turns themselves are stood in for: what runs in them is measure.py's, tested with the bench."""
+    turns = []
+
+    class Turn:
+        def __init__(self, mode, settings, workdir, loadgen, say):
+            self.mode = mode
+
+        def run(self):
+            turns.append((self.mode, os.environ["SLUICE_BIN"], busy_children()))
+            return {"figures": {"udp_rr_latency_us": 100.0}}
+
+    monkeypatch.setattr(ab.measure, "ModeRun", Turn)
+    monkeypatch.setattr(ab.bench, "compile_c", lambda workdir, name, *flags: workdir / name)
+    true = str(Path(shutil.which("true")).resolve())
+    assert ab.main([true, true, "--rounds", "2", "--tests", "udp", "--mode", "sluice-poll", "--busy-loops", "2",
+                    "--out", str(tmp_path)]) == 0
+    assert turns == [("sluice-poll", true, 2)] * 4
+    assert busy_children() == 0, "the loops outlived the run"
+    saved = json.loads(next(tmp_path.glob("ab-*.json")).read_text())
+    assert (saved["mode"], saved["busy_loops"]) == ("sluice-poll", 2)

@@ -1,0 +1,37 @@
+"""A contended host on demand: busy loops that take CPU time from everything a measurement runs.
+
+    with contention.busy_loops(2):
+        ...  # the tunnel's processes now share each CPU with a loop of the same priority
+
+Some `make bench` runs meet a slower VM: the same binaries, floor-aead's one-stream download at 5.3 Gbit/s
+instead of 7 (issue 17's note of 2026-12-04). What suffers on such a host is not always what suffers on
+a fast one, and it cannot be had when wanted. One loop per CPU, each pinned to its CPU (`taskset`) at the
+default priority, gives every process of the test about half the CPU it would have had, every run alike:
+`reqcpu.py --busy-loops 2` and `ab.py --busy-loops 2` measure under it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from typing import Iterator
+
+
+@contextlib.contextmanager
+def busy_loops(count: int) -> Iterator[list[int]]:
+    """Runs `count` busy loops (none for 0), the n-th pinned to the n-th online CPU round the list, for the
+    duration of the block; yields their PIDs. They are killed by PID and reaped when the block ends, also
+    when it raises."""
+    cpus = sorted(os.sched_getaffinity(0))
+    loops: list[subprocess.Popen] = []
+    try:
+        for n in range(count):
+            loops.append(subprocess.Popen(["taskset", "-c", str(cpus[n % len(cpus)]), "sh", "-c", "while :; do :; done"],
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
+        yield [p.pid for p in loops]
+    finally:
+        for p in loops:
+            p.kill()
+        for p in loops:
+            p.wait()
