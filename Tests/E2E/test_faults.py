@@ -12,7 +12,7 @@ fault always hits the carrier the transfers use.
 Memory: sluice fixes glibc's mmap threshold (Sources/sluice/main.swift), so a broken carrier's
 buffers go back to the system: every fault here ends within about 1.5 MiB of the baseline. With
 glibc's default the relay kept 1.9 MiB after the first fault, and with the client's stream windows
-growing to 2 MiB (docs/protocol.md §4.3) client and relay kept 2–3 MiB more per fault. A stall holds
+growing (docs/protocol.md §4.3) client and relay kept 2–3 MiB more per fault. A stall holds
 the stalled carrier's queues until the stall ends while the new one already carries the transfers. Each breaking
 fault runs twice: both times descriptors must be back to the baseline (a leaked carrier keeps its
 socket) and memory within MEMORY_SLACK_KIB of it, and the second time within SECOND_FAULT_KIB of the
