@@ -123,7 +123,22 @@ public final class MuxSession {
 
     /// Bytes the streams of this carrier may still be granted beyond their announced windows
     /// (`ReceiveWindowTuning`); a stream gives its growth back when it closes.
-    var windowGrowthRemaining: Int
+    private(set) var windowGrowthRemaining: Int
+
+    /// Up to `wanted` bytes of window growth for one of this carrier's streams, from its own budget
+    /// and `settings.windowGrowthPool`; returns what it granted.
+    func takeWindowGrowth(upTo wanted: Int) -> Int {
+        let allowed = min(wanted, windowGrowthRemaining)
+        let granted = settings.windowGrowthPool?.take(upTo: allowed) ?? allowed
+        windowGrowthRemaining -= granted
+        return granted
+    }
+
+    /// Growth a closing stream was granted, back to the carrier's budget and the pool.
+    private func giveBackWindowGrowth(_ count: Int) {
+        windowGrowthRemaining += count
+        settings.windowGrowthPool?.giveBack(count)
+    }
 
     /// Live UDP associations among them.
     public private(set) var associationCount = 0
@@ -407,7 +422,7 @@ public final class MuxSession {
         // Only the registered stream counts: a closed stream's id may be looked up again.
         if streams[stream.id] === stream {
             if stream.isAssociation { associationCount -= 1 }
-            windowGrowthRemaining += stream.tuning.grown
+            giveBackWindowGrowth(stream.tuning.grown)
         }
         stream.isClosed = true
         stream.handler = nil
@@ -425,6 +440,7 @@ public final class MuxSession {
         waiting.removeAll()
         record.removeAll()
         for stream in all {
+            giveBackWindowGrowth(stream.tuning.grown)
             let handler = stream.handler
             stream.isClosed = true
             stream.handler = nil

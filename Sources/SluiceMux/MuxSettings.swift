@@ -10,6 +10,10 @@ public struct MuxSettings: Sendable {
     public var maxStreamWindow = 4 * 1024 * 1024
     /// Bytes all streams of one carrier may be granted together beyond their announced windows.
     public var windowGrowthBudget = 8 * 1024 * 1024
+    /// What the carriers given the same pool may be granted together beyond their announced windows,
+    /// besides each one's `windowGrowthBudget`; nil: no such cap (a client's carriers: what they
+    /// buffer is the client's own memory).
+    public var windowGrowthPool: WindowGrowthPool? = nil
     /// Bytes the session may have encoded but not yet written to the carrier socket.
     public var carrierBudget = 1024 * 1024
     /// Largest DATA payload per frame.

@@ -174,11 +174,8 @@ public final class MuxStream {
         guard !isClosed, count > 0 else { return }
         outstanding -= count
         creditToReturn += count
-        let growth = tuning.consumed(count, outstanding: outstanding, budget: session.windowGrowthRemaining)
-        if growth > 0 {
-            session.windowGrowthRemaining -= growth
-            creditToReturn += growth  // more than a quarter of the new window: it goes at once
-        }
+        let growth = tuning.consumed(count, outstanding: outstanding) { session.takeWindowGrowth(upTo: $0) }
+        creditToReturn += growth  // when not 0, more than a quarter of the new window: it goes at once
         if creditToReturn >= receiveWindow / 4 { returnCredit() }
     }
 

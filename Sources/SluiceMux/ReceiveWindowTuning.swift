@@ -13,7 +13,8 @@
 ///     adds throughput, not buffered bytes)
 /// grows, by doubling, and the carrier's `windowGrowthBudget` caps what all of its streams together
 /// were granted beyond their first window, so one client's worst case stays near
-/// streams × `streamWindow`.
+/// streams × `streamWindow`; a `windowGrowthPool`, where one is given (the relay's), caps what all
+/// carriers drawing on it were granted.
 struct ReceiveWindowTuning {
     /// The window granted so far: the announced one plus every growth.
     private(set) var window: Int
@@ -28,15 +29,15 @@ struct ReceiveWindowTuning {
     }
 
     /// `count` more bytes were consumed and `outstanding` are still held unconsumed. Returns how many
-    /// bytes the window grows by now (0: not now), taking at most `budget`; the caller grants them
-    /// as extra credit and charges its carrier.
-    mutating func consumed(_ count: Int, outstanding: Int, budget: Int) -> Int {
+    /// bytes the window grows by now (0: not now): what `take` grants of the growth due, which it
+    /// charges to the budgets it draws on; the caller grants them as extra credit.
+    mutating func consumed(_ count: Int, outstanding: Int, take: (Int) -> Int) -> Int {
         guard window < maximum else { return 0 }
         consumedSinceGrowth += count
         guard consumedSinceGrowth >= window else { return 0 }
         consumedSinceGrowth = 0
         guard outstanding < window / 4 else { return 0 }
-        let growth = min(window, maximum - window, budget)
+        let growth = take(min(window, maximum - window))
         guard growth > 0 else { return 0 }
         window += growth
         grown += growth

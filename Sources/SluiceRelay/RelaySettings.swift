@@ -36,17 +36,21 @@ public struct RelaySettings: Sendable {
     /// How long each worker's loop polls after traffic before it sleeps (`--busy-poll`,
     /// `EventLoop.busyPollNanoseconds`), in µs; 0 is off. Set when a worker starts: reload keeps it.
     public var busyPollMicroseconds = 0
-    /// Its `features` are what message 2 advertises (docs/protocol.md §1.1). The relay's stream windows
-    /// do not grow (`maxStreamWindow`): what a client uploads waits in the relay's memory, which all
-    /// its clients share; growth is the client's, for downloads, buffered in the client's own memory.
-    public var mux = RelaySettings.defaultMux
+    /// Its `features` are what message 2 advertises (docs/protocol.md §1.1). Its `windowGrowthPool` is
+    /// the workers' own (`RelayWorkers`), whatever this one holds.
+    public var mux = MuxSettings()
+    /// What the streams of all clients' uploads may be granted together beyond their announced
+    /// windows (`MuxSettings.windowGrowthPool`): an upload's bytes wait in the relay's memory, which
+    /// all its clients share. Set when the workers start: reload keeps it.
+    public var windowGrowthPoolBytes = RelaySettings.defaultWindowGrowthPoolBytes
 
-    /// `mux`'s default: MuxSettings' with windows that stay at `streamWindow`.
-    public static let defaultMux: MuxSettings = {
-        var settings = MuxSettings()
-        settings.maxStreamWindow = settings.streamWindow
-        return settings
-    }()
+    /// 64 MiB: sixteen uploads at once grow to `MuxSettings.maxStreamWindow`. On a contended host a
+    /// one-stream upload waits for credit while the relay waits for a CPU: against windows that stay
+    /// at 512 KiB, `Benchmarks/e2e/ab.py --tests iperf --rounds 4 --busy-loops 2` took it 1.551× (2.50
+    /// → 3.87 Gbit/s, floor-aead's figure there) at 0.896× the CPU per GB; growth to 1 and 2 MiB took it
+    /// to 2.8–3.1 and 3.4 (`reqcpu.py --test iperf-up --busy-loops 2`). Without the busy loops two ab.py
+    /// runs gave 0.958× and 0.960× (rounds overlapping), reqcpu.py's three rounds no difference.
+    public static let defaultWindowGrowthPoolBytes = 64 * 1024 * 1024
 
     public init(listen: SocketEndpoint, privateKey: PrivateKey, allowedClients: Set<PublicKey>, psk: PresharedKey?,
                 maxStreamsPerClient: Int, handshakeTimeoutMilliseconds: UInt64) {

@@ -13,13 +13,15 @@ final class BenchEndpointTests: XCTestCase {
 
     /// Wires the relay session as `RelayServer.open` does: the route decides, a `BenchEndpoint`
     /// serves, a refusal is a RESET.
-    /// Windows do not grow here (`maxStreamWindow`): the tests count credit in exact windows; growth
-    /// has its own tests (ReceiveWindowGrowthTests).
+    /// Windows do not grow here, at either end (`maxStreamWindow`): the tests count credit in exact
+    /// windows; growth has its own tests (ReceiveWindowGrowthTests, RelayWindowTests).
     private func makePair(clientWindow: Int = MuxSettings().streamWindow) {
         var settings = MuxSettings()
         settings.streamWindow = clientWindow
         settings.maxStreamWindow = clientWindow
-        pair = SessionPair(client: settings, relay: RelaySettings.defaultMux)
+        var relay = MuxSettings()
+        relay.maxStreamWindow = relay.streamWindow
+        pair = SessionPair(client: settings, relay: relay)
         pair.relayCarrier.onRequest = { [unowned self] stream, destination in
             switch BenchEndpoint.route(destination, enabled: self.benchEnabled) {
             case .destination:

@@ -84,6 +84,31 @@ final class RelayWorkersTests: XCTestCase {
         XCTAssertEqual(seen.map(\.1), [true, true], "and the new policy")
     }
 
+    /// Every worker's carriers draw on one pool of window growth, of the size the relay started with,
+    /// and a reload that brings other settings leaves them on it.
+    func testAllWorkersCarriersShareOnePoolOfWindowGrowthThroughAReload() throws {
+        let loop = try EventLoop()
+        var first = settings(workers: 2)
+        first.windowGrowthPoolBytes = 3 * 1024 * 1024
+        var next = first
+        next.maxStreamsPerClient = 2
+        next.windowGrowthPoolBytes = 1024
+        let proposed = next
+        let relay = try RelayServer(settings: first, loop: loop, settingsSource: { proposed })
+        defer { relay.shutdown() }
+        func pools() -> [ObjectIdentifier?] {
+            relay.workers.gather { $0.carrierSettings.windowGrowthPool.map(ObjectIdentifier.init) }
+        }
+        let before = pools()
+        XCTAssertNotNil(before[0])
+        XCTAssertEqual(Set(before).count, 1, "one pool for both workers")
+        XCTAssertEqual(relay.workers.local.growth.bytes, 3 * 1024 * 1024)
+        guard case .applied = relay.reload() else { return XCTFail("a good configuration was refused") }
+        XCTAssertEqual(relay.workers.gather { $0.settings.maxStreamsPerClient }, [2, 2], "the reload reached both")
+        XCTAssertEqual(pools(), before, "the same pool after the reload")
+        XCTAssertEqual(relay.workers.local.growth.bytes, 3 * 1024 * 1024)
+    }
+
     func testChangingTheNumberOfWorkersTakesARestart() throws {
         let loop = try EventLoop()
         let proposed = settings(workers: 3)

@@ -27,6 +27,9 @@ final class RelayWorker {
     /// the cap every new association evicts one.
     private(set) var evictionReason: String
     let limits: ClientLimits
+    /// The window growth all workers' carriers draw on for their clients' uploads
+    /// (`RelaySettings.windowGrowthPoolBytes`).
+    let growth: WindowGrowthPool
     /// Carriers on this worker, as the front counts them for placement (`RelayWorkers.place`).
     let load: WorkerLoad
     /// The other workers, to ask one of them to evict a UDP mapping at a client's cap; set once all
@@ -61,11 +64,13 @@ final class RelayWorker {
     var openDebt: [ClientID: UInt64] = [:]
 
     /// - Parameter pathSocket: its UDP path socket (`PathSocket.bind`), nil for no UDP path.
-    init(index: Int, settings: RelaySettings, limits: ClientLimits, load: WorkerLoad, pathSocket: PathSocket?, loop: EventLoop) {
+    init(index: Int, settings: RelaySettings, limits: ClientLimits, growth: WindowGrowthPool, load: WorkerLoad,
+         pathSocket: PathSocket?, loop: EventLoop) {
         self.index = index
         self.settings = settings
         evictionReason = Self.evictionReason(settings)
         self.limits = limits
+        self.growth = growth
         self.load = load
         self.loop = loop
         outgoingDatagrams = DatagramBatch(loop: loop)
@@ -78,13 +83,21 @@ final class RelayWorker {
         }
     }
 
+    /// What a carrier adopted now runs with: the settings' `mux`, drawing on the workers' pool of window
+    /// growth, whichever settings a reload brought.
+    var carrierSettings: MuxSettings {
+        var mux = settings.mux
+        mux.windowGrowthPool = growth
+        return mux
+    }
+
     /// Takes over a carrier whose handshake the front completed: from here on its socket is read on
     /// this worker's loop.
     func adopt(_ handover: CarrierHandover) {
         let id = ClientID(key: handover.client)
         let carrier: Carrier
         do {
-            carrier = try Carrier(socket: handover.socket, keys: handover.keys, role: .relay, settings: settings.mux,
+            carrier = try Carrier(socket: handover.socket, keys: handover.keys, role: .relay, settings: carrierSettings,
                                   relayFeatures: handover.features, keepalive: .relay, loop: loop, label: handover.label)
         } catch {
             Log.warning("carrier \(handover.label): \(error)", "relay")

@@ -3,6 +3,7 @@ import Synchronization
 import SluiceIO
 import SluiceLog
 import SluiceLoop
+import SluiceMux
 import SluiceSystem
 import SluiceWire
 
@@ -38,9 +39,11 @@ final class RelayWorkers {
     init(settings: RelaySettings, loop: EventLoop, udpPathOn: SocketEndpoint?) throws(SystemError) {
         let count = max(1, settings.workers)
         let limits = ClientLimits(workers: count)
+        let growth = WindowGrowthPool(bytes: settings.windowGrowthPoolBytes)
         let loads = (0..<count).map { _ in WorkerLoad() }
         let pathSockets = udpPathOn.flatMap { PathSocket.bind($0, workers: count) }
-        local = RelayWorker(index: 0, settings: settings, limits: limits, load: loads[0], pathSocket: pathSockets?[0], loop: loop)
+        local = RelayWorker(index: 0, settings: settings, limits: limits, growth: growth, load: loads[0],
+                            pathSocket: pathSockets?[0], loop: loop)
         var bound = [LoopBound(local, loop: loop)]
         var threads: [WorkerThread] = []
         for index in 1..<count {
@@ -54,8 +57,8 @@ final class RelayWorkers {
                         started.fail(error)
                         return
                     }
-                    let worker = RelayWorker(index: index, settings: settings, limits: limits, load: loads[index],
-                                             pathSocket: pathSockets?[index], loop: workerLoop)
+                    let worker = RelayWorker(index: index, settings: settings, limits: limits, growth: growth,
+                                             load: loads[index], pathSocket: pathSockets?[index], loop: workerLoop)
                     started.succeed(LoopBound(worker, loop: workerLoop))
                     workerLoop.run()
                 })
