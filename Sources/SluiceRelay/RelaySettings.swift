@@ -41,13 +41,14 @@ public struct RelaySettings: Sendable {
     public var mux = MuxSettings()
     /// What the streams of all clients' uploads may be granted together beyond their announced
     /// windows (`MuxSettings.windowGrowthPool`): an upload's bytes wait in the relay's memory, which
-    /// all its clients share. Set when the workers start: reload keeps it.
+    /// all its clients share. Not a flag; the workers take it when they start, and a reload keeps
+    /// their pool.
     public var windowGrowthPoolBytes = RelaySettings.defaultWindowGrowthPoolBytes
 
     /// 64 MiB: sixteen uploads at once grow to `MuxSettings.maxStreamWindow`. On a contended host a
     /// one-stream upload waits for credit while the relay waits for a CPU: against windows that stay
     /// at 512 KiB, `Benchmarks/e2e/ab.py --tests iperf --rounds 4 --busy-loops 2` took it 1.551× (2.50
-    /// → 3.87 Gbit/s, floor-aead's figure there) at 0.896× the CPU per GB; growth to 1 and 2 MiB took it
+    /// → 3.87 Gbit/s; floor-aead carried 3.95–4.23 in reqcpu.py's turns) at 0.896× the CPU per GB; growth to 1 and 2 MiB took it
     /// to 2.8–3.1 and 3.4 (`reqcpu.py --test iperf-up --busy-loops 2`). Without the busy loops two ab.py
     /// runs gave 0.958× and 0.960× (rounds overlapping), reqcpu.py's three rounds no difference.
     public static let defaultWindowGrowthPoolBytes = 64 * 1024 * 1024
