@@ -15,6 +15,10 @@ public struct RelayStatistics: Sendable, Codable, Equatable {
     public var events: [String: Int]
     /// Carriers on each worker, worker 0 first (`--workers`); absent from relays before workers.
     public var workers: [Int]?
+    /// Bytes the streams of all carriers are granted now beyond their announced windows, and the
+    /// pool they draw on (`RelaySettings.windowGrowthPoolBytes`); absent from relays before the pool.
+    public var windowGrowth: Int?
+    public var windowGrowthPool: Int?
 
     public struct ClientStatistics: Sendable, Codable, Equatable {
         /// The start of the client's public key in base64, as in the allow list and the logs.
@@ -89,6 +93,9 @@ extension RelayServer {
             pendingHandshakes: pendingHandshakes, clients: byClient.values.sorted { $0.publicKey < $1.publicKey },
             drops: drops.filter { $0.value != 0 }, events: events.filter { $0.value != 0 })
         statistics.workers = snapshots.map(\.carriers.count)
+        let pool = workers.local.growth
+        statistics.windowGrowthPool = pool.bytes
+        statistics.windowGrowth = pool.bytes - pool.available
         return statistics
     }
 }

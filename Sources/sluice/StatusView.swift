@@ -78,7 +78,8 @@ enum StatusView {
         let s = status.statistics
         var lines = ["relay \(s.listen) (pid \(status.pid)): \(s.carriers) carrier\(s.carriers == 1 ? "" : "s")"
             + (s.workers.map { $0.count > 1 ? " on \($0.count) workers (\($0.map(String.init).joined(separator: " + ")))" : "" } ?? "")
-            + (s.pendingHandshakes > 0 ? ", \(s.pendingHandshakes) in handshake" : "")]
+            + (s.pendingHandshakes > 0 ? ", \(s.pendingHandshakes) in handshake" : "")
+            + (s.windowGrowth.flatMap { grown in s.windowGrowthPool.map { ", upload windows grown by \(bytes(grown)) of \(bytes($0))" } } ?? "")]
         if s.clients.isEmpty { lines.append("  no client connected") }
         for c in s.clients {
             lines.append("  client \(c.publicKey) from \(c.addresses.joined(separator: ", "))")

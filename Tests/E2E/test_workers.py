@@ -3,7 +3,8 @@ per relay stays per relay across its workers.
 
 - two clients pushing at once (`sluice bench --direction up`, one carrier each) both progress, the
   front places their carriers on different workers (`sluice status --relay`: `workers` [1, 1]), and
-  two of the relay's threads each burn CPU (utime + stime in /proc/PID/task/*/stat);
+  two of the relay's threads each burn CPU (utime + stime in /proc/PID/task/*/stat); both uploads'
+  windows grow from the one pool of all workers (`windowGrowth`) and give it back when they end;
 - a handshake message 1 replayed after its carrier went to worker 1 is refused (the replay rule is
   the relay's: every handshake is checked on the front);
 - one client's `--max-streams` and `--max-udp-mappings` hold over its carriers on two workers: a
@@ -113,6 +114,10 @@ def test_two_clients_push_at_once_on_two_cores(runner, topology):
     assert len(during["clients"]) == 2 and all(c["carriers"] == 1 for c in during["clients"])
     assert len(busy) >= 2 and busy[1] >= 0.2, f"only one relay thread worked: {used}"
     assert any("sluice-worker-1" in t for t, s in used.items() if s >= 0.2), f"worker 1 did not work: {used}"
+    # Both uploads' windows grew, from the one pool of the relay's workers, and gave it back at the end.
+    assert during["windowGrowthPool"] == 64 << 20 and 0 < during["windowGrowth"] <= 2 * (8 << 20), during
+    h.wait_for(lambda: relay_status(topology, control)["windowGrowth"] == 0, 5,
+               what="the uploads' window growth to go back to the relay's pool")
     assert relay.alive()
 
 
