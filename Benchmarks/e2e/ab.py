@@ -74,8 +74,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--rate-seconds", type=float, help="duration of each rate test (default 5)")
     ap.add_argument("--mode", choices=("sluice", polling.SLUICE), default="sluice",
                     help="the bench mode each turn runs (default sluice)")
-    ap.add_argument("--busy-loops", type=int, default=0, metavar="N",
-                    help="run N busy loops, one per CPU, meanwhile: a contended host (contention.py; default 0)")
+    contention.add_option(ap)
     ap.add_argument("--out", default=str(bench.REPO / "bench-results"), help="where the JSON goes")
     args = ap.parse_args(argv)
 
@@ -84,8 +83,6 @@ def main(argv: list[str]) -> int:
         ap.error(f"--tests takes some of {','.join(measure.GROUPS)}")
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
-    if args.busy_loops < 0:
-        ap.error("--busy-loops must be 0 or more")
     binaries = {"A": str(Path(args.a).resolve()), "B": str(Path(args.b).resolve())}
     for name, path in binaries.items():
         if not os.access(path, os.X_OK):

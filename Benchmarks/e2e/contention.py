@@ -12,10 +12,22 @@ default priority, gives every process of the test about half the CPU it would ha
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import subprocess
 from typing import Iterator
+
+
+def add_option(ap: argparse.ArgumentParser) -> None:
+    """`--busy-loops N` (default 0), for a tool that measures under `busy_loops(args.busy_loops)`."""
+    def count(text: str) -> int:
+        n = int(text)
+        if n < 0:
+            raise argparse.ArgumentTypeError("must be 0 or more")
+        return n
+    ap.add_argument("--busy-loops", type=count, default=0, metavar="N",
+                    help="run N busy loops, one per CPU, meanwhile: a contended host (contention.py; default 0)")
 
 
 @contextlib.contextmanager

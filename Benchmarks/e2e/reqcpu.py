@@ -200,16 +200,6 @@ def syscall_summary(counts: dict[str, float], switches: dict[str, float], faults
             f"page faults {faults:,.1f}")
 
 
-def run_rounds(args, workdir: Path, loadgen: Path, forward: Path | None, perf_dir: Path | None, rows: list[dict]) -> None:
-    """Every round of every binary, in turns; each row printed as it comes and added to `rows`."""
-    for i in range(args.rounds):
-        for b in args.binaries:
-            row = one_round(b if b in floor.MODES else str(Path(b).resolve()), args.test, args.seconds, args.in_flight,
-                            workdir / f"{i}-{len(rows)}", loadgen, perf_dir, forward, args.syscalls, args.streams)
-            rows.append(row)
-            print(line(row), flush=True)
-
-
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("binaries", nargs="+", help="sluice binaries (or floor, floor-aead), measured in turns")
@@ -223,12 +213,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--perf", metavar="DIR", help="also perf record each side into DIR")
     ap.add_argument("--syscalls", action="store_true",
                     help="also count each side's system calls (perf stat), context switches and page faults")
-    ap.add_argument("--busy-loops", type=int, default=0, metavar="N",
-                    help="run N busy loops, one per CPU, meanwhile: a contended host (contention.py; default 0)")
+    contention.add_option(ap)
     ap.add_argument("--json", metavar="FILE", help="write every row here")
     args = ap.parse_args(argv)
-    if args.busy_loops < 0:
-        ap.error("--busy-loops must be 0 or more")
     for b in args.binaries:
         if b not in floor.MODES and not os.access(b, os.X_OK):
             ap.error(f"{b} is not an executable file")
@@ -244,7 +231,13 @@ def main(argv: list[str]) -> int:
         loadgen = bench.compile_c(workdir, "loadgen")
         forward = bench.compile_c(workdir, "forward", ("-lgcrypt",)) if set(args.binaries) & set(floor.MODES) else None
         with contention.busy_loops(args.busy_loops):
-            run_rounds(args, workdir, loadgen, forward, perf_dir, rows)
+            for i in range(args.rounds):
+                for b in args.binaries:
+                    row = one_round(b if b in floor.MODES else str(Path(b).resolve()), args.test, args.seconds,
+                                    args.in_flight, workdir / f"{i}-{len(rows)}", loadgen, perf_dir, forward,
+                                    args.syscalls, args.streams)
+                    rows.append(row)
+                    print(line(row), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps({"schema": 1, "git": bench.git_info(), "busy_loops": args.busy_loops,
                                                "rows": rows}, indent=2) + "\n")

@@ -1,6 +1,7 @@
 """Benchmarks/e2e/contention.py: the busy loops `reqcpu.py --busy-loops` and `ab.py --busy-loops` measure
 beside. No namespaces: the loops are processes of this test's own, killed by PID."""
 
+import argparse
 import os
 import sys
 import time
@@ -44,3 +45,12 @@ def test_the_loops_end_when_the_block_raises():
 def test_none_asked_none_run():
     with contention.busy_loops(0) as pids:
         assert pids == []
+
+
+def test_the_option_takes_a_count_and_refuses_a_negative_one():
+    ap = argparse.ArgumentParser()
+    contention.add_option(ap)
+    assert ap.parse_args([]).busy_loops == 0
+    assert ap.parse_args(["--busy-loops", "2"]).busy_loops == 2
+    with pytest.raises(SystemExit):
+        ap.parse_args(["--busy-loops", "-1"])
