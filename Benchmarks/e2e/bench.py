@@ -45,6 +45,7 @@ sys.path.insert(0, str(HERE))
 import chart  # noqa: E402
 import floor  # noqa: E402
 import harness as h  # noqa: E402
+import idlepolicy  # noqa: E402
 import measure  # noqa: E402
 import metrics  # noqa: E402
 import netns  # noqa: E402
@@ -104,6 +105,7 @@ def machine_info() -> dict:
         "python": platform.python_version(),
         "sluice": _out([h.sluice_bin(), "--version"]),
         "libgcrypt": _out(["pkg-config", "--modversion", "libgcrypt"]),  # the records' AEAD, Sluice's and forward.c's
+        "idle": idlepolicy.read(),  # what a wake-up costs: the one-in-flight latencies depend on it
     }
 
 
@@ -288,6 +290,7 @@ def main(argv: list[str]) -> int:
 
     print(f"Sluice benchmark{' (quick)' if args.quick else ''} — commit {git['describe'] or git['commit']} — "
           f"{machine['nproc']} CPUs, {machine['cpu_model']}, kernel {machine['kernel']}")
+    print(idlepolicy.describe(machine["idle"]))
     if "peers" in machine:
         print(peer_versions(machine["peers"], [m for m in modes if m in peers.MODES], s.openvpn_args))
     if s.floor_args and kinds & set(floor.MODES):

@@ -3,6 +3,7 @@
 
     sudo flock /tmp/sluice-e2e.lock python3 Benchmarks/e2e/hops.py [--samples 1000] [--modes kernel,sluice]
         [--tests tcp,udp_rr,udp_new] [--gap-ms 1] [--no-capture] [--keep DIR] [--json FILE]
+        [--guest-halt-poll-ns NS]
 
 In the three namespaces of `make bench` (measure.ModeRun: the same topology, loadgen server and tunnel),
 with kernel forwarding and then through Sluice, one transaction at a time:
@@ -38,6 +39,10 @@ used (all threads' se.sum_exec_runtime in /proc/PID/task/*/sched, which is exact
 ticks) and how often each was switched out voluntarily (≈ how often it slept and was woken): a hop much
 longer than its process's CPU time was spent waiting to be woken or to get a CPU.
 
+How long a wake-up takes depends on how the machine's idle CPUs wait (idlepolicy.py), which the header
+names. On a KVM guest with the haltpoll driver, --guest-halt-poll-ns NS has idle vCPUs poll up to NS
+before they halt while hops.py runs, and puts back the setting it found, also on failure or a signal.
+
 Progress and the load average go to stderr, the table (Markdown) to stdout; --json keeps every
 transaction's points, --keep the pcap files. Needs tcpdump and tshark (Debian packages of the same
 names). Everything it starts is stopped by pid and the namespaces removed, also on failure or a signal.
@@ -48,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import contextlib
 import dataclasses
 import json
 import os
@@ -67,6 +73,7 @@ sys.path.insert(0, str(HERE))
 
 import bench  # noqa: E402  (also puts Tests/E2E on sys.path)
 import harness as h  # noqa: E402
+import idlepolicy  # noqa: E402
 import measure  # noqa: E402
 import netns  # noqa: E402
 
@@ -440,6 +447,9 @@ def main(argv: list[str]) -> int:
                     help="no tcpdump: only the app column and the CPU table, to see what capturing costs")
     ap.add_argument("--keep", help="copy the pcap files into this directory")
     ap.add_argument("--json", help="write the rows with every transaction's hops to this file")
+    ap.add_argument("--guest-halt-poll-ns", type=int, metavar="NS",
+                    help="on a KVM guest with the haltpoll cpuidle driver: let idle vCPUs poll up to NS before "
+                         "they halt while it runs, and put back the setting it found (idlepolicy.py)")
     args = ap.parse_args(argv)
     modes = [m for m in args.modes.split(",") if m]
     tests = [t for t in args.tests.split(",") if t]
@@ -447,6 +457,8 @@ def main(argv: list[str]) -> int:
         ap.error(f"--modes takes some of {','.join(MODES)}, --tests some of {','.join(TESTS)}")
     if args.samples < 1 or args.warmup < 0:
         ap.error("--samples must be at least 1, --warmup at least 0")
+    if args.guest_halt_poll_ns is not None and args.guest_halt_poll_ns < 0:
+        ap.error("--guest-halt-poll-ns must be 0 or more")
     if os.geteuid() != 0:
         bench.say("hops: it makes network namespaces and a TUN device: run it as root")
         return 2
@@ -467,12 +479,19 @@ def main(argv: list[str]) -> int:
     rows, errors, usage = [], [], []
     workdir = Path(tempfile.mkdtemp(prefix="sluice-hops-"))
     try:
-        loadgen = bench.compile_c(workdir, "loadgen")
-        for mode in modes:
-            bench.say(f"hops: {mode} mode")
-            got, errs = run_mode(mode, tests, args, workdir, loadgen, usage)
-            rows += got
-            errors += errs
+        with contextlib.ExitStack() as stack:
+            if args.guest_halt_poll_ns is not None:
+                stack.enter_context(idlepolicy.guest_halt_polling(args.guest_halt_poll_ns))
+            idle = idlepolicy.read()
+            loadgen = bench.compile_c(workdir, "loadgen")
+            for mode in modes:
+                bench.say(f"hops: {mode} mode")
+                got, errs = run_mode(mode, tests, args, workdir, loadgen, usage)
+                rows += got
+                errors += errs
+    except RuntimeError as e:
+        bench.say(f"hops: --guest-halt-poll-ns: {e}")
+        return 2
     except KeyboardInterrupt as e:
         bench.say(f"hops: stopped ({e}); everything it made is removed")
         return 1
@@ -484,7 +503,8 @@ def main(argv: list[str]) -> int:
                              MODES.index(r["mode"])))
     git = bench.git_info()
     print(f"hops.py — commit {git['describe'] or git['commit']}, {h.sluice_bin()} — {args.samples} transactions "
-          f"per row, {args.gap_ms:g} ms apart — load average {load_before[0]:.2f} before, {load_after[0]:.2f} after\n")
+          f"per row, {args.gap_ms:g} ms apart — load average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
+    print(f"{idlepolicy.describe(idle)}\n")
     print(table(rows))
     print("\nmedians in µs; n: transactions followed through every capture point / completed\n")
     print(usage_table(usage))
@@ -492,7 +512,7 @@ def main(argv: list[str]) -> int:
         print(f"error: {e}")
     if args.json:
         Path(args.json).write_text(json.dumps({"git": git, "samples": args.samples, "gap_ms": args.gap_ms,
-                                               "loadavg": [load_before, load_after], "rows": rows,
+                                               "loadavg": [load_before, load_after], "idle": idle, "rows": rows,
                                                "usage": usage}, indent=1) + "\n")
     return 1 if errors else 0
 
