@@ -125,6 +125,9 @@ public final class MuxSession {
     /// (`ReceiveWindowTuning`); a stream gives its growth back when it closes.
     private(set) var windowGrowthRemaining: Int
 
+    /// Bytes the streams of this carrier are granted now beyond their announced windows.
+    public var windowGrowth: Int { settings.windowGrowthBudget - windowGrowthRemaining }
+
     /// Up to `wanted` bytes of window growth for one of this carrier's streams, from its own budget
     /// and `settings.windowGrowthPool`; returns what it granted.
     func takeWindowGrowth(upTo wanted: Int) -> Int {

@@ -35,6 +35,9 @@ public struct RelayStatistics: Sendable, Codable, Equatable {
         public var bytesReceived: Int
         /// When its most recent carrier completed its handshake (Unix time, seconds).
         public var lastHandshake: Double
+        /// Bytes its carriers' streams are granted now beyond their announced windows: its share of
+        /// `windowGrowth`. Absent from relays before the pool.
+        public var windowGrowth: Int?
     }
 }
 
@@ -67,13 +70,14 @@ extension RelayServer {
                 var client = byClient[entry.client] ?? .init(
                     publicKey: entry.client.description, addresses: [], carriers: 0, streams: limits.streams(of: entry.client),
                     udpMappings: limits.udpMappings(of: entry.client),
-                    udpPaths: 0, bytesSent: 0, bytesReceived: 0, lastHandshake: 0)
+                    udpPaths: 0, bytesSent: 0, bytesReceived: 0, lastHandshake: 0, windowGrowth: 0)
                 client.addresses.append(entry.peer)
                 client.carriers += 1
                 client.udpPaths += entry.udpPathInUse ? 1 : 0
                 client.bytesSent += entry.bytesSent
                 client.bytesReceived += entry.bytesReceived
                 client.lastHandshake = max(client.lastHandshake, entry.since)
+                client.windowGrowth = (client.windowGrowth ?? 0) + entry.windowGrowth
                 byClient[entry.client] = client
             }
         }

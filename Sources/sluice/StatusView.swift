@@ -86,7 +86,8 @@ enum StatusView {
             lines.append("    \(c.carriers) carrier\(c.carriers == 1 ? "" : "s"), \(c.streams) stream\(c.streams == 1 ? "" : "s"), "
                 + "\(c.udpMappings) UDP mapping\(c.udpMappings == 1 ? "" : "s")"
                 + (c.udpPaths > 0 ? " (\(c.udpPaths) UDP path\(c.udpPaths == 1 ? "" : "s"))" : "") + ", sent \(bytes(c.bytesSent)), received \(bytes(c.bytesReceived)), "
-                + "handshake \(duration(now - c.lastHandshake)) ago")
+                + "handshake \(duration(now - c.lastHandshake)) ago"
+                + (c.windowGrowth.map { $0 > 0 ? ", upload windows grown by \(bytes($0))" : "" } ?? ""))
         }
         lines.append("  drops: " + counts(s.drops))
         return lines.joined(separator: "\n")

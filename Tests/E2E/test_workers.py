@@ -4,7 +4,8 @@ per relay stays per relay across its workers.
 - two clients pushing at once (`sluice bench --direction up`, one carrier each) both progress, the
   front places their carriers on different workers (`sluice status --relay`: `workers` [1, 1]), and
   two of the relay's threads each burn CPU (utime + stime in /proc/PID/task/*/stat); both uploads'
-  windows grow from the one pool of all workers (`windowGrowth`) and give it back when they end;
+  windows grow from the one pool of all workers (`windowGrowth`; each client's share on its line) and
+  give it back when they end;
 - a handshake message 1 replayed after its carrier went to worker 1 is refused (the replay rule is
   the relay's: every handshake is checked on the front);
 - one client's `--max-streams` and `--max-udp-mappings` hold over its carriers on two workers: a
@@ -102,6 +103,7 @@ def test_two_clients_push_at_once_on_two_cores(runner, topology):
         p.start()
     time.sleep(1.5)
     during = relay_status(topology, control)
+    text = topology.exec(topology.relay, [h.sluice_bin(), "status", "--relay", "--control", str(control)], timeout=20).stdout
     for p in pushers:
         p.join(40)
     after = thread_cpu(relay.pid)
@@ -116,6 +118,10 @@ def test_two_clients_push_at_once_on_two_cores(runner, topology):
     assert any("sluice-worker-1" in t for t, s in used.items() if s >= 0.2), f"worker 1 did not work: {used}"
     # Both uploads' windows grew, from the one pool of the relay's workers, and gave it back at the end.
     assert during["windowGrowthPool"] == 64 << 20 and 0 < during["windowGrowth"] <= 2 * (8 << 20), during
+    # Each client's share, at most one carrier's 8 MiB, as its line in the text says.
+    shares = [c["windowGrowth"] for c in during["clients"]]
+    assert all(0 <= g <= 8 << 20 for g in shares) and sum(shares) > 0, during["clients"]
+    assert "upload windows grown by" in text.split("\n  client ", 1)[1], text
     h.wait_for(lambda: relay_status(topology, control)["windowGrowth"] == 0, 5,
                what="the uploads' window growth to go back to the relay's pool")
     assert relay.alive()

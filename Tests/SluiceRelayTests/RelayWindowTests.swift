@@ -47,6 +47,7 @@ final class RelayWindowTests: XCTestCase {
         let window = MuxSettings().streamWindow
         XCTAssertEqual(try sendAndConsumeOneWindow(s), 2 * window, "credit for the window plus its growth")
         XCTAssertEqual(pool.available, pool.bytes - window, "the growth came from the pool")
+        XCTAssertEqual(s.pair.relay.windowGrowth, window, "the carrier's share of the pool, as `sluice status` shows its client's")
     }
 
     /// What one carrier's stream was granted, no other carrier's can be until that stream closes or its
@@ -71,6 +72,7 @@ final class RelayWindowTests: XCTestCase {
         try second.pair.pump()
         XCTAssertTrue(second.relay.isClosed)
         XCTAssertEqual(pool.available, window, "a stream that ended gave its growth back")
+        XCTAssertEqual(second.pair.relay.windowGrowth, 0)
     }
 }
 

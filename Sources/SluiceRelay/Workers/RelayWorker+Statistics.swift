@@ -9,6 +9,8 @@ struct WorkerSnapshot: Sendable {
         let since: Double
         /// The client validated the carrier's UDP path and asked for datagrams on it.
         let udpPathInUse: Bool
+        /// Bytes its streams are granted beyond their announced windows, out of the workers' pool.
+        let windowGrowth: Int
     }
 
     var carriers: [CarrierState]
@@ -23,7 +25,8 @@ extension RelayWorker {
             carriers: carriers.values.map {
                 .init(client: $0.client, peer: $0.peer, bytesSent: $0.carrier.bytesSent,
                       bytesReceived: $0.carrier.bytesReceived, since: $0.since,
-                      udpPathInUse: ($0.carrier.udpPath as? PathSession)?.inUse == true)
+                      udpPathInUse: ($0.carrier.udpPath as? PathSession)?.inUse == true,
+                      windowGrowth: $0.carrier.session.windowGrowth)
             },
             counters: counters, udpPath: udpPath?.counters)
     }
