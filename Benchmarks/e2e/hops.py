@@ -476,12 +476,17 @@ def main(argv: list[str]) -> int:
         bench.say(f"hops: removed leftover namespace {ns} (its creator is gone)")
     load_before = os.getloadavg()
     bench.say(f"hops: load average {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f} before")
+    setting = contextlib.ExitStack()  # the idle setting asked for, put back when the runs end
+    if args.guest_halt_poll_ns is not None:
+        try:
+            setting.enter_context(idlepolicy.guest_halt_polling(args.guest_halt_poll_ns))
+        except RuntimeError as e:
+            bench.say(f"hops: --guest-halt-poll-ns: {e}")
+            return 2
     rows, errors, usage = [], [], []
     workdir = Path(tempfile.mkdtemp(prefix="sluice-hops-"))
     try:
-        with contextlib.ExitStack() as stack:
-            if args.guest_halt_poll_ns is not None:
-                stack.enter_context(idlepolicy.guest_halt_polling(args.guest_halt_poll_ns))
+        with setting:
             idle = idlepolicy.read()
             loadgen = bench.compile_c(workdir, "loadgen")
             for mode in modes:
@@ -489,9 +494,6 @@ def main(argv: list[str]) -> int:
                 got, errs = run_mode(mode, tests, args, workdir, loadgen, usage)
                 rows += got
                 errors += errs
-    except RuntimeError as e:
-        bench.say(f"hops: --guest-halt-poll-ns: {e}")
-        return 2
     except KeyboardInterrupt as e:
         bench.say(f"hops: stopped ({e}); everything it made is removed")
         return 1

@@ -8,6 +8,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Benchmarks" / "e2e"))
 
+import hops  # noqa: E402
 import idlepolicy  # noqa: E402
 
 
@@ -62,3 +63,9 @@ def test_halt_polling_without_the_driver_says_so(tmp_path):
     with pytest.raises(RuntimeError, match="haltpoll cpuidle driver"):
         with idlepolicy.guest_halt_polling(200000, sysfs(tmp_path, poll=None)):
             pass
+
+
+def test_hops_refuses_a_negative_setting():
+    with pytest.raises(SystemExit) as e:
+        hops.main(["--guest-halt-poll-ns", "-1"])
+    assert e.value.code == 2
