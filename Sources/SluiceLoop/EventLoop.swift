@@ -41,6 +41,9 @@ public final class EventLoop {
     /// (kernel forwarding 52–56) and a new socket's round trip from 127–133 to 103–107 µs. The price
     /// is a CPU held busy after every burst of traffic, taken from everything else on the host: on two
     /// vCPUs the same runs' one-socket UDP rate fell from 68,518–79,345 to 46,463–64,381 requests/s.
+    /// And where polling loops hold every CPU, a request after a pause waits for one: client and relay
+    /// polling on those two vCPUs took a round trip 2 ms after the last from 131 to 488 µs (`hops.py
+    /// --tests udp_rr --gap-ms 2`, docs/configuration.md "Busy polling").
     public var busyPollNanoseconds: UInt64 = 0
     private var pollUntil: UInt64 = 0
 
