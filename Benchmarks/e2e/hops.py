@@ -483,10 +483,10 @@ def main(argv: list[str]) -> int:
         except RuntimeError as e:
             bench.say(f"hops: --guest-halt-poll-ns: {e}")
             return 2
-    rows, errors, usage = [], [], []
-    workdir = Path(tempfile.mkdtemp(prefix="sluice-hops-"))
-    try:
-        with setting:
+    with setting:  # from here on, whatever ends the runs puts the setting back
+        rows, errors, usage = [], [], []
+        workdir = Path(tempfile.mkdtemp(prefix="sluice-hops-"))
+        try:
             idle = idlepolicy.read()
             loadgen = bench.compile_c(workdir, "loadgen")
             for mode in modes:
@@ -494,11 +494,11 @@ def main(argv: list[str]) -> int:
                 got, errs = run_mode(mode, tests, args, workdir, loadgen, usage)
                 rows += got
                 errors += errs
-    except KeyboardInterrupt as e:
-        bench.say(f"hops: stopped ({e}); everything it made is removed")
-        return 1
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        except KeyboardInterrupt as e:
+            bench.say(f"hops: stopped ({e}); everything it made is removed")
+            return 1
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
     load_after = os.getloadavg()
     order = {t: i for i, t in enumerate(TESTS)}
     rows.sort(key=lambda r: (order[r["test"]], ["handshake", "request", "whole", "round trip"].index(r["phase"]),

@@ -6,7 +6,7 @@ guest_halt_poll_ns (the driver's default 200,000, grown and shrunk by its govern
 halts; a halted vCPU is woken by an interrupt through the hypervisor. This machine class's image sets
 guest_halt_poll_ns to 0, so every idle vCPU halts at once. One request in flight through Sluice wakes
 each of its ends twice where kernel forwarding wakes neither, so the one-in-flight latencies of
-`make bench` depend on this setting more than on anything in the tunnel (hops.py, README "Performance").
+`make bench` depend on this setting more than on anything in the tunnel (Benchmarks/README.md, "Idle CPUs").
 
 bench.py keeps the policy in its JSON (machine.idle) and prints it under its header, hops.py in its
 header; `hops.py --guest-halt-poll-ns N` measures under another setting and puts back the one it found.
