@@ -33,14 +33,24 @@ def add_option(ap: argparse.ArgumentParser) -> None:
 @contextlib.contextmanager
 def busy_loops(count: int) -> Iterator[list[int]]:
     """Runs `count` busy loops (none for 0), the n-th pinned to the n-th online CPU round the list, for the
-    duration of the block; yields their PIDs. They are killed by PID and reaped when the block ends, also
+    duration of the block; yields their PIDs once every loop is spinning on its CPU, so the block's first
+    measurement is contended from its start. They are killed by PID and reaped when the block ends, also
     when it raises."""
     cpus = sorted(os.sched_getaffinity(0))
     loops: list[subprocess.Popen] = []
     try:
         for n in range(count):
-            loops.append(subprocess.Popen(["taskset", "-c", str(cpus[n % len(cpus)]), "sh", "-c", "while :; do :; done"],
-                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
+            # The shell says it is running before it loops: until then the process may still be taskset, or
+            # between taskset and the shell, not yet pinned or not yet spinning.
+            loops.append(subprocess.Popen(["taskset", "-c", str(cpus[n % len(cpus)]), "sh", "-c",
+                                           "echo spinning; while :; do :; done"],
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE))
+        for p in loops:
+            said = p.stdout.readline()
+            p.stdout.close()
+            if not said:
+                raise RuntimeError(f"a busy loop did not start: `{' '.join(p.args)}` exited with {p.wait()}; "
+                                   "is taskset (util-linux) installed?")
         yield [p.pid for p in loops]
     finally:
         for p in loops:

@@ -27,8 +27,10 @@ def test_each_loop_burns_its_own_cpu_and_is_gone_after_the_block():
     cpus = sorted(os.sched_getaffinity(0))
     with contention.busy_loops(len(cpus)) as pids:
         assert len(pids) == len(cpus)
-        time.sleep(0.5)
+        assert [Path(f"/proc/{p}/comm").read_text().strip() for p in pids] == ["sh"] * len(cpus), \
+            "every loop is the shell's, not taskset still starting it, when the block begins"
         assert [sorted(os.sched_getaffinity(p)) for p in pids] == [[c] for c in cpus], "one loop pinned per CPU"
+        time.sleep(0.5)
         burnt = [cpu_seconds(p) for p in pids]
         assert all(b > 0.1 for b in burnt), f"CPU seconds of each loop after 0.5 s: {burnt}"
     assert not any(alive(p) for p in pids)
