@@ -4,7 +4,8 @@ tests, per new connection for its TCP one, per GB for iperf3 — and optionally 
 record), for one or more sluice binaries in turns.
 
     sudo flock /tmp/sluice-e2e.lock python3 Benchmarks/e2e/reqcpu.py [--test udp-rr] [--seconds 8] \\
-        [--in-flight 16] [--streams 1] [--rounds 1] [--perf DIR] [--syscalls] [--busy-loops N] BIN|floor|floor-aead [BIN …]
+        [--in-flight 16] [--streams 1] [--rounds 1] [--perf DIR] [--syscalls] [--busy-loops N] \\
+        [--client-arg ARG] [--relay-arg ARG] BIN|floor|floor-aead [BIN …]
 
 A rate says how much got through; when it moves, this says which side paid for it. For each binary
 (SLUICE_BIN) it brings up the bench's sluice mode (measure.py: the same three namespaces, servers and
@@ -24,7 +25,9 @@ With `--syscalls`, `perf stat` counts each side's system calls meanwhile (all of
 writes, epoll waits and batched datagram calls among them), and /proc its context switches and minor
 page faults, per request or per GB: whether a side pays for more trips into the kernel, or for more
 work in each. With `--busy-loops N`, N busy loops share the CPUs meanwhile (contention.py): a slower,
-contended host, made alike for every turn.
+contended host, made alike for every turn. `--client-arg ARG` and `--relay-arg ARG` (repeatable) go to
+`sluice up` and `sluice relay` after the bench's own options, in every turn of a binary: the same build
+with another setting (a relay cap, `--busy-poll`), as `bench.py` and `hops.py` take them.
 
 Prints a line per round and binary and, with `--json FILE`, writes them all.
 """
@@ -100,12 +103,15 @@ def counted(out: Path) -> dict[str, int]:
 
 
 def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: Path, loadgen: Path,
-              perf_dir: Path | None, forward: Path | None = None, syscalls: bool = False, streams: int = 1) -> dict:
-    """One tunnel up with `binary` (or the floor mode it names), one test, each side's CPU per unit."""
+              perf_dir: Path | None, forward: Path | None = None, syscalls: bool = False, streams: int = 1,
+              client_args: list[str] = (), relay_args: list[str] = ()) -> dict:
+    """One tunnel up with `binary` (or the floor mode it names), one test, each side's CPU per unit.
+    `client_args` and `relay_args` go to `sluice up` and `sluice relay` after the bench's own."""
     mode = binary if binary in floor.MODES else "sluice"
     if mode == "sluice":
         os.environ["SLUICE_BIN"] = binary
-    run = measure.ModeRun(mode, dataclasses.replace(measure.FULL), workdir, loadgen, bench.say, forward)
+    settings = dataclasses.replace(measure.FULL, client_args=list(client_args), relay_args=list(relay_args))
+    run = measure.ModeRun(mode, settings, workdir, loadgen, bench.say, forward)
     name = Path(binary).name
     with run.one_tunnel():
         sides = {"client": run.client.pid, "relay": run.relay.pid}
@@ -213,6 +219,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--perf", metavar="DIR", help="also perf record each side into DIR")
     ap.add_argument("--syscalls", action="store_true",
                     help="also count each side's system calls (perf stat), context switches and page faults")
+    ap.add_argument("--client-arg", action="append", default=[], help="extra argument for `sluice up` (repeatable)")
+    ap.add_argument("--relay-arg", action="append", default=[], help="extra argument for `sluice relay` (repeatable)")
     contention.add_option(ap)
     ap.add_argument("--json", metavar="FILE", help="write every row here")
     args = ap.parse_args(argv)
@@ -235,11 +243,12 @@ def main(argv: list[str]) -> int:
                 for b in args.binaries:
                     row = one_round(b if b in floor.MODES else str(Path(b).resolve()), args.test, args.seconds,
                                     args.in_flight, workdir / f"{i}-{len(rows)}", loadgen, perf_dir, forward,
-                                    args.syscalls, args.streams)
+                                    args.syscalls, args.streams, args.client_arg, args.relay_arg)
                     rows.append(row)
                     print(line(row), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps({"schema": 1, "git": bench.git_info(), "busy_loops": args.busy_loops,
+                                               "client_args": args.client_arg, "relay_args": args.relay_arg,
                                                "rows": rows}, indent=2) + "\n")
     return 0
 

@@ -61,3 +61,9 @@ def test_a_floor_mode_and_the_system_calls_each_side_makes(tmp_path):
         assert set(switches) == {"voluntary", "involuntary"} and all(n >= 0 for n in switches.values()), row
         assert switches["voluntary"] + switches["involuntary"] > 0, row
         assert row[f"{side}_faults"] >= 0, row
+
+
+def test_extra_arguments_reach_the_relay(tmp_path):
+    """`--relay-arg` goes to `sluice relay`: one it refuses stops the run with the relay's own words."""
+    with pytest.raises(RuntimeError, match="--max-udp-mappings 0 is out of range"):
+        reqcpu.main(["--test", "udp-rr", "--seconds", "1", "--relay-arg=--max-udp-mappings", "--relay-arg=0", h.sluice_bin()])
