@@ -137,7 +137,15 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
 
     /// Closes an association that was idle too long, or is evicted for a newer one. Its RESET goes
     /// at once: the client may still hold the mapping (its cap and timeout are its own), and its
-    /// datagrams on the association are dropped until the RESET tells it to open another.
+    /// datagrams on the association are dropped until the RESET tells it to open another. Sent at
+    /// once, an eviction's RESET leaves in the turn that sends on the datagram that caused it, so it
+    /// reaches the client before that datagram's answer: an application that asks again on the
+    /// evicted mapping after the answer loses nothing. Held for the carrier's next record (as the
+    /// client's own RESETs are) it would save the client a record read per new socket at the cap
+    /// (2–10 µs of the client's CPU per request in three runs of `Benchmarks/e2e/reqcpu.py --test
+    /// udp-new --in-flight 1`, the relay's cap raised against not; 1–2 µs at 16 in flight), and lose
+    /// that next request where the relay's cap is below the client's:
+    /// `Tests/E2E/test_udp.py::test_udp_mapping_cap[relay]` fails so.
     func expire(_ why: String) {
         guard !finished else { return }
         Log.debug("client \(client): UDP association \(stream.id) closed: \(why)", "relay")
