@@ -26,7 +26,7 @@ public final class EventLoop {
 
     private let epollFD: Int32
     public let handle: LoopHandle
-    private var handlers: [Int32: Handler] = [:]
+    private var handlers = DescriptorTable<Handler>()
     private var timers = TimerQueue()
     private var endOfTurn: [(hook: EndOfTurnHook, action: () -> Void)] = []
     private var afterTurnOnce: [() -> Void] = []
