@@ -8,6 +8,7 @@ int sluice_accept_nonblocking(int fd, struct sockaddr *addr, socklen_t *len) {
 }
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
 #include <linux/errqueue.h>
@@ -106,31 +107,62 @@ static uint16_t sluice_received_segment(struct msghdr *m) {
     return 0;
 }
 
-/// sendmmsg or recvmmsg (`receiving`) of `count` datagrams, retrying EINTR; receiving, the lengths,
-/// sources, flags and segment sizes are copied back.
-static int sluice_batch(int fd, sluice_datagram *datagrams, unsigned count, int receiving) {
+int sluice_send_batch(int fd, sluice_datagram *datagrams, unsigned count) {
     struct mmsghdr messages[SLUICE_BATCH_MAX];
     struct iovec iov[SLUICE_BATCH_MAX];
     sluice_segment_control control[SLUICE_BATCH_MAX];
     if (count > SLUICE_BATCH_MAX) count = SLUICE_BATCH_MAX;
-    sluice_fill_messages(messages, iov, control, datagrams, count, receiving);
+    sluice_fill_messages(messages, iov, control, datagrams, count, 0);
     int n;
     do {
-        n = receiving ? recvmmsg(fd, messages, count, MSG_DONTWAIT, NULL)
-                      : sendmmsg(fd, messages, count, MSG_NOSIGNAL | MSG_DONTWAIT);
+        n = sendmmsg(fd, messages, count, MSG_NOSIGNAL | MSG_DONTWAIT);
     } while (n < 0 && errno == EINTR);
-    for (int i = 0; receiving && i < n; i++) {
-        datagrams[i].length = messages[i].msg_len;
-        datagrams[i].address_length = messages[i].msg_hdr.msg_namelen;
-        datagrams[i].flags = messages[i].msg_hdr.msg_flags;
-        datagrams[i].segment = sluice_received_segment(&messages[i].msg_hdr);
-    }
     return n;
 }
 
-int sluice_send_batch(int fd, sluice_datagram *datagrams, unsigned count) { return sluice_batch(fd, datagrams, count, 0); }
+struct sluice_receive_headers {
+    sluice_datagram *datagrams;
+    unsigned count;
+    /// Headers the kernel may have written in the last call: those of the datagrams it filled and
+    /// the one after (the message it stopped at), set up again before the next.
+    unsigned used;
+    struct mmsghdr messages[SLUICE_BATCH_MAX];
+    struct iovec iov[SLUICE_BATCH_MAX];
+    sluice_segment_control control[SLUICE_BATCH_MAX];
+};
 
-int sluice_receive_batch(int fd, sluice_datagram *datagrams, unsigned count) { return sluice_batch(fd, datagrams, count, 1); }
+sluice_receive_headers *sluice_receive_headers_create(sluice_datagram *datagrams, unsigned count) {
+    sluice_receive_headers *h = calloc(1, sizeof *h);
+    if (!h) return NULL;
+    h->datagrams = datagrams;
+    h->count = count > SLUICE_BATCH_MAX ? SLUICE_BATCH_MAX : count;
+    sluice_fill_messages(h->messages, h->iov, h->control, datagrams, h->count, 1);
+    return h;
+}
+
+void sluice_receive_headers_free(sluice_receive_headers *headers) { free(headers); }
+
+int sluice_receive_prepared(int fd, sluice_receive_headers *h) {
+    for (unsigned i = 0; i < h->used; i++) {
+        struct msghdr *m = &h->messages[i].msg_hdr;
+        m->msg_namelen = sizeof h->datagrams[i].address;
+        m->msg_controllen = sizeof h->control[i].bytes;
+        m->msg_flags = 0;
+    }
+    int n;
+    do {
+        n = recvmmsg(fd, h->messages, h->count, MSG_DONTWAIT, NULL);
+    } while (n < 0 && errno == EINTR);
+    unsigned filled = n > 0 ? (unsigned)n : 0;
+    h->used = filled < h->count ? filled + 1 : filled;
+    for (unsigned i = 0; i < filled; i++) {
+        h->datagrams[i].length = h->messages[i].msg_len;
+        h->datagrams[i].address_length = h->messages[i].msg_hdr.msg_namelen;
+        h->datagrams[i].flags = h->messages[i].msg_hdr.msg_flags;
+        h->datagrams[i].segment = sluice_received_segment(&h->messages[i].msg_hdr);
+    }
+    return n;
+}
 
 int sluice_udp_enable_gro(int fd) {
     int on = 1;

@@ -3,8 +3,8 @@ import Glibc
 import SluiceSystem
 import SluiceWire
 
-/// Receives a burst of datagrams with one `recvmmsg` call (`sluice_receive_batch`) into slots
-/// allocated once: the UDP path's sockets read up to `slots` packets per system call instead of
+/// Receives a burst of datagrams with one `recvmmsg` call (`sluice_receive_prepared`) into slots
+/// and message headers allocated once: the UDP path's sockets read up to `slots` packets per system call instead of
 /// one `recvfrom` each, and stop at a short burst instead of paying one more call for EAGAIN (an
 /// edge-triggered socket signals again for every datagram that arrives later).
 ///
@@ -22,6 +22,7 @@ public final class DatagramReceiver {
     public let slots: Int
     private let buffer: UnsafeMutableRawBufferPointer
     private let vector: UnsafeMutablePointer<sluice_datagram>
+    private let headers: OpaquePointer
     private var received = 0
     /// Where datagram `i` of the last receive is when a slot held several: slot, offset, length.
     private var pieces: [(slot: Int, offset: Int, length: Int)] = []
@@ -34,10 +35,19 @@ public final class DatagramReceiver {
         buffer = .allocate(byteCount: self.slots * Self.slotSize, alignment: 16)
         vector = .allocate(capacity: self.slots)
         vector.initialize(repeating: sluice_datagram(), count: self.slots)
+        for i in 0..<self.slots {
+            vector[i].base = UnsafeMutableRawPointer(buffer.baseAddress! + i * Self.slotSize)
+            vector[i].length = Self.slotSize
+        }
+        guard let headers = sluice_receive_headers_create(vector, UInt32(self.slots)) else {
+            fatalError("out of memory for \(self.slots) message headers")
+        }
+        self.headers = headers
         pieces.reserveCapacity(self.slots * Int(sluice_udp_max_segments()))
     }
 
     deinit {
+        sluice_receive_headers_free(headers)
         buffer.deallocate()
         vector.deallocate()
     }
@@ -51,11 +61,7 @@ public final class DatagramReceiver {
     /// the queue was empty then), `.wouldBlock` when none was waiting. An error (an ICMP error of an
     /// earlier packet on a connected socket) throws and consumes nothing.
     public func receive(from socket: Socket) throws(SystemError) -> IOResult<Int> {
-        for i in 0..<slots {
-            vector[i].base = UnsafeMutableRawPointer(buffer.baseAddress! + i * Self.slotSize)
-            vector[i].length = Self.slotSize
-        }
-        let result = try syscallRetrying("recvmmsg") { sluice_receive_batch(socket.fd, vector, UInt32(slots)) }
+        let result = try syscallRetrying("recvmmsg") { sluice_receive_prepared(socket.fd, headers) }
         pieces.removeAll(keepingCapacity: true)
         guard case .done(let n) = result else {
             received = 0

@@ -56,7 +56,7 @@ int sluice_udp_enable_errors(int fd, int family);
 /// -1 on another failure.
 int sluice_udp_read_error(int fd, sluice_udp_error *out);
 
-/// One datagram of a batch for `sluice_send_batch` / `sluice_receive_batch` (sendmmsg/recvmmsg, GNU
+/// One datagram of a batch for `sluice_send_batch` / `sluice_receive_prepared` (sendmmsg/recvmmsg, GNU
 /// extensions Swift's Glibc module does not export, with `struct mmsghdr`). Sending: `base` and
 /// `length` are the bytes, `address` the destination (`address_length` 0: the connected peer).
 /// Receiving: `base` and `length` are the slot; the call sets `length` to the bytes received,
@@ -82,9 +82,21 @@ static inline int sluice_msg_trunc(void) { return MSG_TRUNC; }
 /// `n`; the kernel stops at the first that fails and reports its error on the next call), or -1
 /// with errno when the first failed.
 int sluice_send_batch(int fd, sluice_datagram *datagrams, unsigned count);
-/// recvmmsg(2) into up to `count` slots, non-blocking: how many arrived (fewer: the queue is empty
-/// now), or -1 with errno (EAGAIN: none).
-int sluice_receive_batch(int fd, sluice_datagram *datagrams, unsigned count);
+
+/// The message headers of `sluice_receive_prepared` (recvmmsg(2)), made once for a receiver's slots:
+/// a call sets up again only what the kernel wrote in the last one (a source's length, a control
+/// message's, the flags). Setting up all 32 headers before every call took about 900 instructions,
+/// most of the call's own (callgrind on the relay, `Benchmarks/e2e/reqcpu.py --test udp-new
+/// --in-flight 1`, where nearly every call brings one datagram). Opaque; one receiver's.
+typedef struct sluice_receive_headers sluice_receive_headers;
+/// Headers for `count` slots (at most SLUICE_BATCH_MAX) of `datagrams`, whose `base` and `length`
+/// name each slot and stay its own; NULL when out of memory.
+sluice_receive_headers *sluice_receive_headers_create(sluice_datagram *datagrams, unsigned count);
+void sluice_receive_headers_free(sluice_receive_headers *headers);
+/// recvmmsg(2) into the slots `headers` were made for, non-blocking: how many arrived (fewer: the
+/// queue is empty now), their `length`, `address`, `address_length`, `flags` and `segment` set (their
+/// `base` untouched), or -1 with errno (EAGAIN: none).
+int sluice_receive_prepared(int fd, sluice_receive_headers *headers);
 
 /// Turns on UDP GRO (`UDP_GRO`, Linux 5.0+) for a UDP socket: 0, or -1 with errno when the
 /// kernel does not have it.
