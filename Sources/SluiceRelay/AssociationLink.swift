@@ -17,6 +17,10 @@ import SluiceWire
 final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
     let stream: MuxStream
     let client: ClientID
+    /// Its client's associations on this worker, longest idle first: touched here for every datagram
+    /// either way, without looking the client up. The worker keeps the list while it holds any
+    /// association, so it outlives this one's membership (`RelayWorker.associationEnded`).
+    unowned let idle: IdleList<AssociationLink>
     private unowned let loop: EventLoop
     private unowned let worker: RelayWorker
     private var socket: Socket?
@@ -24,9 +28,10 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
     private(set) var lastActivity: UInt64
     private var finished = false
 
-    init(stream: MuxStream, client: ClientID, worker: RelayWorker, loop: EventLoop) {
+    init(stream: MuxStream, client: ClientID, idle: IdleList<AssociationLink>, worker: RelayWorker, loop: EventLoop) {
         self.stream = stream
         self.client = client
+        self.idle = idle
         self.worker = worker
         self.loop = loop
         lastActivity = loop.now
@@ -130,7 +135,7 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
 
     private func noteActivity() {
         lastActivity = loop.now
-        worker.associationWasActive(self)
+        idle.touch(self)
     }
 
     // MARK: lifecycle

@@ -10,7 +10,8 @@ per relay stays per relay across its workers.
   the relay's: every handshake is checked on the front);
 - one client's `--max-streams` and `--max-udp-mappings` hold over its carriers on two workers: a
   stream past the cap is reset with reason `limit` on the other worker, and a UDP association past
-  the cap evicts the longest-idle one on the worker that holds it;
+  the cap evicts the longest-idle one on the worker that holds it; a new association on a worker that
+  so evicted its last one still times out when idle;
 - the UDP path (docs/protocol.md §8) of two clients whose carriers are on two workers: each is
   offered an index of its worker's class (index % 2 == worker), its PROBE is answered and its
   datagrams go both ways on the path, not the carrier, with no packet landing on the other worker
@@ -185,6 +186,32 @@ def test_client_caps_hold_across_workers(runner, topology):
     (entry,) = stats["clients"]
     assert entry["streams"] == 3 and entry["udpMappings"] == 2 and entry["carriers"] == 2, entry
     assert stats["drops"].get("stream-refused-limit") == 1, stats
+    on0.close()
+    on1.close()
+    assert relay.alive()
+
+
+@pytest.mark.e2e_timeout(60)
+def test_a_worker_that_evicts_its_last_mapping_still_times_out_the_new_one(runner, topology):
+    """At the cap, a new UDP association on a worker whose only other one is the longest idle there
+    evicts it, which leaves that worker's idle list for the client empty; the new association must
+    still be on the worker's list, so that the idle timeout closes it (and a later eviction finds it)."""
+    client = h.make_keypair(runner.workdir, "client")
+    relay, relay_key, control = start_relay(runner, topology, [client],
+                                            extra=["--max-udp-mappings", "2", "--udp-timeout", "1"])
+    on0, on1 = carrier(topology, relay_key, client), carrier(topology, relay_key, client)
+    wait_workers(topology, control, [1, 1])
+    first = on0.open(netns.SERVER_V4, 0, proto=17)
+    assert on0.wait_stream(first)[0] == "OPEN_OK"
+    assert on1.wait_stream(on1.open(netns.SERVER_V4, 0, proto=17))[0] == "OPEN_OK"
+    newest = on0.open(netns.SERVER_V4, 0, proto=17)  # worker 0 holds two of three: it evicts its own
+    assert on0.wait_stream(newest)[0] == "OPEN_OK"
+    evicted = on0.wait_stream(first)
+    assert evicted[0] == "RESET" and "evicted" in evicted[2], evicted
+    timed_out = on0.wait_stream(newest, timeout=5)
+    assert timed_out[0] == "RESET" and "idle" in timed_out[2], f"the new association never timed out: {timed_out}"
+    h.wait_for(lambda: relay_status(topology, control)["clients"][0]["udpMappings"] == 0, 5,
+               what="the relay to close both workers' idle mappings")
     on0.close()
     on1.close()
     assert relay.alive()

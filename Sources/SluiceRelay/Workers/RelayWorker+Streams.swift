@@ -103,17 +103,26 @@ extension RelayWorker {
     /// A UDP association: evicts the client's longest-idle one when it is at its cap — on this
     /// worker if it holds another, else on the worker that holds the most (which evicts on its own
     /// loop a moment later, so for that moment the client holds one over its cap).
+    ///
+    /// The client's idle list is looked up after the eviction: evicting the last association of the
+    /// list removes the list, and one taken before would hold the new association where neither the
+    /// sweep nor a later eviction looks.
     private func openAssociation(_ stream: MuxStream, client: ClientID) {
-        let idle = idleAssociations[client] ?? IdleList()
-        idleAssociations[client] = idle
         if let evicting = limits.addMapping(client, on: index, cap: settings.maxUDPMappingsPerClient) {
             if evicting == index {
-                idle.oldest?.expire(evictionReason)
+                evictOldestMapping(of: client)
             } else {
                 directory?.execute(on: evicting) { worker in worker.evictOldestMapping(of: client) }
             }
         }
-        let link = AssociationLink(stream: stream, client: client, worker: self, loop: loop)
+        let idle: IdleList<AssociationLink>
+        if let list = idleAssociations[client] {
+            idle = list
+        } else {
+            idle = IdleList()
+            idleAssociations[client] = idle
+        }
+        let link = AssociationLink(stream: stream, client: client, idle: idle, worker: self, loop: loop)
         associations[ObjectIdentifier(link)] = link
         idle.touch(link)
         link.start()
@@ -132,14 +141,8 @@ extension RelayWorker {
     func associationEnded(_ link: AssociationLink) {
         guard associations.removeValue(forKey: ObjectIdentifier(link)) != nil else { return }
         limits.removeMapping(link.client, on: index)
-        guard let idle = idleAssociations[link.client] else { return }
-        idle.remove(link)
-        if idle.count == 0 { idleAssociations[link.client] = nil }
-    }
-
-    /// A datagram went either way on `link`.
-    func associationWasActive(_ link: AssociationLink) {
-        idleAssociations[link.client]?.touch(link)
+        link.idle.remove(link)
+        if link.idle.count == 0 { idleAssociations[link.client] = nil }
     }
 
     /// Once a second while associations exist: closes those idle past the UDP timeout.
