@@ -4,9 +4,9 @@ import SluiceSystem
 import SluiceWire
 
 /// Receives a burst of datagrams with one `recvmmsg` call (`sluice_receive_prepared`) into slots
-/// and message headers allocated once: the UDP path's sockets read up to `slots` packets per system call instead of
-/// one `recvfrom` each, and stop at a short burst instead of paying one more call for EAGAIN (an
-/// edge-triggered socket signals again for every datagram that arrives later).
+/// and message headers allocated once: the UDP path's sockets read up to `slots` packets per system
+/// call instead of one `recvfrom` each, and stop at a short burst instead of paying one more call for
+/// EAGAIN (an edge-triggered socket signals again for every datagram that arrives later).
 ///
 /// Every slot takes the largest UDP payload, so no datagram is ever cut short; only the pages a
 /// packet touches become resident. Loop-confined.

@@ -146,10 +146,10 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
     /// once, an eviction's RESET leaves in the turn that sends on the datagram that caused it, so it
     /// reaches the client before that datagram's answer: an application that asks again on the
     /// evicted mapping after the answer loses nothing. Held for the carrier's next record (as the
-    /// client's own RESETs are) it would save the client a record read per new socket at the cap
-    /// (2–10 µs of the client's CPU per request in three runs of `Benchmarks/e2e/reqcpu.py --test
-    /// udp-new --in-flight 1`, the relay's cap raised against not; 1–2 µs at 16 in flight), and lose
-    /// that next request where the relay's cap is below the client's:
+    /// client's own RESETs are) it would save the client a record read per new socket at the cap:
+    /// 2–10 µs of the client's CPU per request at one in flight, 1–2 µs at 16, in three runs each of
+    /// `Benchmarks/e2e/reqcpu.py --test udp-new` with the relay's cap raised above the client's and
+    /// not. It would lose that next request where the relay's cap is below the client's:
     /// `Tests/E2E/test_udp.py::test_udp_mapping_cap[relay]` fails so.
     func expire(_ why: String) {
         guard !finished else { return }
