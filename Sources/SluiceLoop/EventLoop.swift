@@ -30,6 +30,7 @@ public final class EventLoop {
     private var timers = TimerQueue()
     private var endOfTurn: [(hook: EndOfTurnHook, action: () -> Void)] = []
     private var afterTurnOnce: [() -> Void] = []
+    private var afterOutputOnce: [() -> Void] = []
     private var running = false
     /// Extra bound on the sleep, in milliseconds (lwIP's `sys_timeouts_sleeptime`); nil = none.
     public var sleepBound: (() -> UInt32?)?
@@ -68,6 +69,14 @@ public final class EventLoop {
         guard sluice_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, events.rawValue, UInt64(UInt32(bitPattern: fd))) == 0 else {
             throw SystemError("epoll_ctl(add fd \(fd))")
         }
+        handlers[fd] = handler
+    }
+
+    /// Gives `fd`, registered already, another handler; its events stay as registered. For a
+    /// descriptor made and registered ahead of the object that will use it (`UDPSocketReserve` in the
+    /// relay): taking it over costs no system call.
+    public func replaceHandler(fd: Int32, _ handler: @escaping Handler) {
+        precondition(handlers[fd] != nil, "fd \(fd) is not registered")
         handlers[fd] = handler
     }
 
@@ -113,6 +122,24 @@ public final class EventLoop {
     /// Runs `action` once at the end of the current turn (before the persistent hooks).
     public func afterTurn(_ action: @escaping () -> Void) { afterTurnOnce.append(action) }
 
+    /// Runs `action` once after the current turn's output went: after its `afterTurn` actions and
+    /// end-of-turn hooks, before the loop waits again. For work a turn's output need not wait for —
+    /// closing what a new flow evicted, making ready the socket for the next one — so that a request's
+    /// packet leaves before it, not after. What `action` queues in turn (`afterTurn` actions, output
+    /// for the hooks to flush) goes out before the loop waits, as in any turn: its output cannot fall
+    /// behind what the next turn reads.
+    public func afterOutput(_ action: @escaping () -> Void) { afterOutputOnce.append(action) }
+
+    /// A turn's `afterTurn` actions, then the end-of-turn hooks.
+    private func finishTurn() {
+        while !afterTurnOnce.isEmpty {
+            let actions = afterTurnOnce
+            afterTurnOnce.removeAll(keepingCapacity: true)
+            for action in actions { action() }
+        }
+        for entry in endOfTurn { entry.action() }
+    }
+
     /// Runs until `stop()`.
     public func run() {
         running = true
@@ -134,12 +161,13 @@ public final class EventLoop {
                 }
             }
             for action in timers.popDue(now: now) { action() }
-            while !afterTurnOnce.isEmpty {
-                let actions = afterTurnOnce
-                afterTurnOnce.removeAll(keepingCapacity: true)
+            finishTurn()
+            while !afterOutputOnce.isEmpty {
+                let actions = afterOutputOnce
+                afterOutputOnce.removeAll(keepingCapacity: true)
                 for action in actions { action() }
+                finishTurn()
             }
-            for entry in endOfTurn { entry.action() }
         }
     }
 

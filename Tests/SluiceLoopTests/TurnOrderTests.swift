@@ -1,0 +1,68 @@
+import Glibc
+import SluiceLoop
+import XCTest
+
+/// The order of one loop turn: events and due timers, `afterTurn` actions, the end-of-turn hooks, then
+/// `afterOutput` actions — whose own output goes out before the loop reads anything more.
+final class TurnOrderTests: XCTestCase {
+    func testAfterOutputRunsAfterTheHooksAndWhatItQueuesLeavesBeforeTheNextEvent() throws {
+        let loop = try EventLoop()
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        defer {
+            loop.deregister(fd: fds[0])
+            close(fds[0])
+            close(fds[1])
+        }
+        var log: [String] = []
+        let hook = loop.addEndOfTurnHook { log.append("hook") }
+        defer { loop.removeEndOfTurnHook(hook) }
+        var events = 0
+        try loop.register(fd: fds[0], events: [.readable]) { _ in
+            var byte: UInt8 = 0
+            _ = read(fds[0], &byte, 1)
+            events += 1
+            guard events == 1 else {
+                log.append("next event")
+                loop.stop()
+                return
+            }
+            log.append("event")
+            loop.afterOutput {
+                log.append("after output")
+                loop.afterTurn { log.append("queued by it") }
+                // An event ready as the turn ends: the next turn's, after what was queued above.
+                var byte: UInt8 = 2
+                _ = write(fds[1], &byte, 1)
+            }
+            loop.afterTurn { log.append("after turn") }
+        }
+        var byte: UInt8 = 1
+        XCTAssertEqual(write(fds[1], &byte, 1), 1)
+        loop.run()
+        XCTAssertEqual(log, ["event", "after turn", "hook", "after output", "queued by it", "hook", "next event", "hook"])
+    }
+
+    func testReplaceHandlerGivesARegisteredDescriptorAnotherHandler() throws {
+        let loop = try EventLoop()
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        defer {
+            loop.deregister(fd: fds[0])
+            close(fds[0])
+            close(fds[1])
+        }
+        var heard: [String] = []
+        try loop.register(fd: fds[0], events: [.readable]) { _ in heard.append("first") }
+        loop.replaceHandler(fd: fds[0]) { _ in
+            heard.append("second")
+            var byte: UInt8 = 0
+            _ = read(fds[0], &byte, 1)
+            loop.stop()
+        }
+        var byte: UInt8 = 1
+        XCTAssertEqual(write(fds[1], &byte, 1), 1)
+        loop.run()
+        XCTAssertEqual(heard, ["second"])
+    }
+}
