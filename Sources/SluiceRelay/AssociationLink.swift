@@ -38,13 +38,11 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
         stream.handler = self
     }
 
-    /// Binds the socket and accepts the association; resets it when no socket can be had.
+    /// Takes the worker's socket made ahead (`UDPSocketReserve`) and accepts the association; resets
+    /// it when no socket can be had.
     func start() {
         do {
-            let (s, dual) = try Socket.udpAnyFamily()
-            socket = s
-            dualStack = dual
-            try loop.register(fd: s.fd, events: [.readable, .edgeTriggered]) { [unowned self] in self.handle($0) }
+            (socket, dualStack) = try worker.udpSockets.take { [unowned self] in self.handle($0) }
         } catch {
             Log.warning("client \(client): UDP association \(stream.id): \(error)", "relay")
             stream.reset(.unreachable, message: "\(error)")

@@ -49,6 +49,8 @@ final class RelayWorker {
     /// Streams served by the built-in bench endpoints (`RelayWorker+Bench.swift`).
     var benches: [ObjectIdentifier: BenchEndpoint] = [:]
     var associations: [ObjectIdentifier: AssociationLink] = [:]
+    /// The socket the next association takes, made ahead.
+    private(set) lazy var udpSockets = UDPSocketReserve(loop: loop)
     /// Each client's associations on this worker by last activity: its longest idle goes first at the cap.
     var idleAssociations: [ClientID: IdleList<AssociationLink>] = [:]
     var sweepTimer: LoopTimer?
@@ -149,6 +151,7 @@ final class RelayWorker {
         for entry in Array(carriers.values) { entry.carrier.close(.localShutdown) }
         carriers.removeAll()
         sweepTimer?.cancel()
+        udpSockets.close()
         udpPath?.shutdown()
         udpPath = nil
         directory = nil

@@ -1,0 +1,84 @@
+import Glibc
+import SluiceIO
+import SluiceLoop
+import SluiceWire
+import XCTest
+
+@testable import SluiceRelay
+
+/// The socket a worker's next UDP association takes is made after the turn that took the last one
+/// has sent its output, registered already, and handed over without a system call.
+final class UDPSocketReserveTests: XCTestCase {
+    /// One loop turn, without waiting for events.
+    private func turn(_ loop: EventLoop) {
+        loop.afterTurn { loop.stop() }
+        loop.run()
+    }
+
+    func testTheNextSocketIsMadeAfterTheTurnAndItsHandlerHearsItsDatagrams() throws {
+        let loop = try EventLoop()
+        let reserve = UDPSocketReserve(loop: loop)
+        defer { reserve.close() }
+        XCTAssertNil(reserve.readyDescriptor, "nothing is made before the first association")
+        let first = try reserve.take { _ in }
+        defer { first.socket.close() }
+        XCTAssertNil(reserve.readyDescriptor, "the next socket waits for the turn's output")
+        turn(loop)
+        let ready = try XCTUnwrap(reserve.readyDescriptor, "made once the turn's output went")
+
+        var heard = 0
+        let second = try reserve.take { _ in
+            heard += 1
+            loop.stop()
+        }
+        defer {
+            loop.forgetBeforeClose(fd: second.socket.fd)
+            second.socket.close()
+        }
+        XCTAssertEqual(second.socket.fd, ready, "the socket made ahead is the one taken")
+
+        // A peer on loopback answers the taken socket's first datagram; the taker's handler hears it.
+        let peer = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(peer) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        XCTAssertEqual(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(peer, $0, length) } }, 0)
+        XCTAssertEqual(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(peer, $0, &length) } }, 0)
+        let endpoint = SocketEndpoint(address: IPAddress("127.0.0.1")!, port: UInt16(bigEndian: address.sin_port))
+        let sent = try [UInt8]("ask".utf8).withUnsafeBytes { try second.socket.send(datagram: $0, to: endpoint, dualStack: second.dualStack) }
+        guard case .done(3) = sent else { return XCTFail("the taken socket sent \(sent)") }
+        var buffer = [UInt8](repeating: 0, count: 16)
+        var source = sockaddr_storage()
+        var sourceLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let got = withUnsafeMutablePointer(to: &source) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(peer, &buffer, buffer.count, 0, $0, &sourceLength) }
+        }
+        XCTAssertEqual(got, 3)
+        let answered = withUnsafePointer(to: &source) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(peer, "answer", 6, 0, $0, sourceLength) }
+        }
+        XCTAssertEqual(answered, 6)
+        _ = loop.schedule(afterMilliseconds: 2_000) { loop.stop() }
+        loop.run()
+        XCTAssertEqual(heard, 1, "the handler given at take heard the answer")
+    }
+
+    func testCloseClosesTheSocketMadeAheadAndMakesNoMore() throws {
+        let loop = try EventLoop()
+        let reserve = UDPSocketReserve(loop: loop)
+        let first = try reserve.take { _ in }
+        defer { first.socket.close() }
+        turn(loop)
+        let ready = try XCTUnwrap(reserve.readyDescriptor)
+        reserve.close()
+        XCTAssertEqual(fcntl(ready, F_GETFD), -1, "the socket made ahead is closed")
+        XCTAssertEqual(errno, EBADF)
+
+        let late = try reserve.take { _ in }
+        defer { late.socket.close() }
+        turn(loop)
+        XCTAssertNil(reserve.readyDescriptor, "a closed reserve makes none ahead")
+    }
+}
