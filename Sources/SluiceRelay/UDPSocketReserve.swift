@@ -5,10 +5,12 @@ import SluiceSystem
 /// The socket the worker's next UDP association will use, made ahead. A new association's first
 /// datagram waits for nothing but its own send: the socket's system calls — `socket`, three options
 /// (`Socket.udpAnyFamily`) and the epoll registration — are made after the turn that took the last
-/// one has sent its output (`EventLoop.afterOutput`), while the destination answers, as the
-/// eviction of the association it replaces at the client's cap is (`RelayWorker.openAssociation`).
-/// The two together took the relay's hop of a new socket's request from 33 and 32 µs to 21 and 21
-/// (medians, two runs each, `Benchmarks/e2e/hops.py --modes sluice --tests udp_new --samples 2000`).
+/// one has sent its output (`EventLoop.afterOutput`), while the destination answers. That took the
+/// relay's hop of a new socket's request from 33 and 39 µs to 22 and 25 (medians, two runs each,
+/// `Benchmarks/e2e/hops.py --modes sluice --tests udp_new --samples 2000`), the whole round trip from
+/// 127 and 148 to 117 and 120. The work still takes a CPU at that moment: on two vCPUs shared with the
+/// destination, its hop grew from 13–15 to 28 µs in those runs, and requests back to back gained
+/// nothing measurable (`Benchmarks/e2e/ab.py --tests udp`).
 ///
 /// The socket made ahead is unbound (it binds at its first send, as a new one would) and registered
 /// with a handler that ignores its events until `take` hands it to its association: nothing can

@@ -8,6 +8,7 @@ Every long-running process is a `Proc`: started by us, logged to a file, stopped
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import hashlib
 import itertools
@@ -184,6 +185,28 @@ def memory_kib(pid: int) -> dict[str, int]:
 
 def fd_count(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def bound_udp_sockets(pid: int, except_port: int = RELAY_PORT) -> int:
+    """UDP sockets `pid` holds that have a local port other than `except_port` (the relay's UDP path
+    sockets): a relay's association sockets, which bind at their first send. A socket made and not yet
+    used (the relay's `UDPSocketReserve`, one per worker) has no port and is not counted."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:["):-1])
+    count = 0
+    for table in ("udp", "udp6"):
+        with open(f"/proc/{pid}/net/{table}") as f:
+            next(f)
+            for line in f:
+                fields = line.split()
+                port = int(fields[1].rsplit(":", 1)[1], 16)
+                if fields[9] in inodes and port not in (0, except_port):
+                    count += 1
+    return count
 
 
 def thread_count(pid: int) -> int:

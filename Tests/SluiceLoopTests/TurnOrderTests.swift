@@ -5,15 +5,22 @@ import XCTest
 /// The order of one loop turn: events and due timers, `afterTurn` actions, the end-of-turn hooks, then
 /// `afterOutput` actions — whose own output goes out before the loop reads anything more.
 final class TurnOrderTests: XCTestCase {
-    func testAfterOutputRunsAfterTheHooksAndWhatItQueuesLeavesBeforeTheNextEvent() throws {
-        let loop = try EventLoop()
+    /// A pipe, [read end, write end], closed when the test ends; the read end is deregistered from
+    /// `loop` then (the test registers it).
+    private func pipe(watchedBy loop: EventLoop) -> [Int32] {
         var fds: [Int32] = [0, 0]
-        XCTAssertEqual(pipe(&fds), 0)
-        defer {
+        XCTAssertEqual(Glibc.pipe(&fds), 0)
+        addTeardownBlock {
             loop.deregister(fd: fds[0])
             close(fds[0])
             close(fds[1])
         }
+        return fds
+    }
+
+    func testAfterOutputRunsAfterTheHooksAndWhatItQueuesLeavesBeforeTheNextEvent() throws {
+        let loop = try EventLoop()
+        let fds = pipe(watchedBy: loop)
         var log: [String] = []
         let hook = loop.addEndOfTurnHook { log.append("hook") }
         defer { loop.removeEndOfTurnHook(hook) }
@@ -45,13 +52,7 @@ final class TurnOrderTests: XCTestCase {
 
     func testReplaceHandlerGivesARegisteredDescriptorAnotherHandler() throws {
         let loop = try EventLoop()
-        var fds: [Int32] = [0, 0]
-        XCTAssertEqual(pipe(&fds), 0)
-        defer {
-            loop.deregister(fd: fds[0])
-            close(fds[0])
-            close(fds[1])
-        }
+        let fds = pipe(watchedBy: loop)
         var heard: [String] = []
         try loop.register(fd: fds[0], events: [.readable]) { _ in heard.append("first") }
         loop.replaceHandler(fd: fds[0]) { _ in

@@ -7,9 +7,10 @@ import XCTest
 
 @testable import SluiceRelay
 
-/// A relay worker at a client's UDP-mapping cap (`--max-udp-mappings`): the new association's
-/// datagram leaves first, then the longest-idle association is evicted in the same turn — unless
-/// the client ended one of its own meanwhile, which leaves it within its cap.
+/// A relay worker at a client's UDP-mapping cap (`--max-udp-mappings`): a new association evicts the
+/// longest idle before it sends, so the client never holds more than its cap here; a request to evict
+/// that arrives once the client is within its cap again (another worker's, sent before one of the
+/// client's associations ended) evicts nothing.
 final class AssociationCapTests: XCTestCase {
     private var loop: EventLoop!
     private var worker: RelayWorker!
@@ -17,7 +18,7 @@ final class AssociationCapTests: XCTestCase {
     /// Where the associations send: a UDP socket on loopback, read without blocking.
     private var destinationFD: Int32 = -1
     private var destination: SocketEndpoint!
-    private var clients: [Recorder] = []
+    private var client: ClientID!
 
     override func setUpWithError() throws {
         loop = try EventLoop()
@@ -30,17 +31,10 @@ final class AssociationCapTests: XCTestCase {
                              growth: WindowGrowthPool(bytes: RelaySettings.defaultWindowGrowthPoolBytes), load: WorkerLoad(),
                              pathSocket: nil, loop: loop)
         pair = SessionPair()
-        let client = ClientID(key: key.publicKey)
+        client = ClientID(key: key.publicKey)
         pair.relayCarrier.onRequest = { [unowned self] stream, to in worker.open(stream, to: to, client: client) }
 
-        destinationFD = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        XCTAssertEqual(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(destinationFD, $0, length) } }, 0)
-        XCTAssertEqual(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(destinationFD, $0, &length) } }, 0)
-        destination = SocketEndpoint(address: IPAddress("127.0.0.1")!, port: UInt16(bigEndian: address.sin_port))
+        (destinationFD, destination) = loopbackUDPSocket()
     }
 
     override func tearDown() {
@@ -60,7 +54,6 @@ final class AssociationCapTests: XCTestCase {
     @discardableResult
     private func open(sending payload: String) throws -> (stream: MuxStream, recorder: Recorder) {
         let recorder = Recorder()
-        clients.append(recorder)
         let stream = pair.client.openAssociation(to: Destination(destination), handler: recorder)
         XCTAssertTrue([UInt8](payload.utf8).withUnsafeBytes { stream.sendDatagram($0, endpoint: destination) })
         try pair.pump()
@@ -78,40 +71,35 @@ final class AssociationCapTests: XCTestCase {
         }
     }
 
-    func testTheNewAssociationsDatagramLeavesThenTheLongestIdleIsEvicted() throws {
+    func testANewAssociationAtTheCapEvictsTheLongestIdleBeforeItSends() throws {
         let first = try open(sending: "one")
         let second = try open(sending: "two")
         turn()
         XCTAssertEqual(received(), ["one", "two"])
 
         try open(sending: "three")
-        var atTheTurnsOutput: (sent: [String], live: Int)?
-        let hook = loop.addEndOfTurnHook { [unowned self] in
-            if atTheTurnsOutput == nil { atTheTurnsOutput = (received(), worker.associations.count) }
-        }
+        XCTAssertEqual(worker.associations.count, 2, "the longest idle went as the new one opened")
         turn()
-        loop.removeEndOfTurnHook(hook)
-        XCTAssertEqual(atTheTurnsOutput?.sent, ["three"], "the new association's datagram went out in its turn")
-        XCTAssertEqual(atTheTurnsOutput?.live, 3, "with the association it evicts still open then")
-        XCTAssertEqual(worker.associations.count, 2, "the eviction followed in the same turn")
+        XCTAssertEqual(received(), ["three"])
         try pair.pump()
         XCTAssertEqual(first.recorder.reset?.0, .timedOut, "the longest idle was evicted")
-        XCTAssertNil(second.recorder.reset)
         XCTAssertTrue(first.stream.isClosed)
+        XCTAssertNil(second.recorder.reset)
     }
 
-    func testAClientThatEndedOneOfItsOwnMeanwhileKeepsTheRest() throws {
+    func testARequestToEvictFindingTheClientWithinItsCapEvictsNothing() throws {
         let first = try open(sending: "one")
         let second = try open(sending: "two")
         turn()
-        try open(sending: "three")
         first.stream.reset(.closed, message: "the application closed its socket")
         try pair.pump()
-        turn()
+        XCTAssertEqual(worker.associations.count, 1)
+
+        // As another worker asks when a new association there put the client over its cap.
+        worker.evictOldestMapping(of: client)
         try pair.pump()
-        XCTAssertEqual(worker.associations.count, 2, "the client is within its cap again")
-        XCTAssertNil(second.recorder.reset, "no association was evicted")
-        XCTAssertEqual(received(), ["one", "two", "three"])
+        XCTAssertEqual(worker.associations.count, 1, "the client is within its cap: nothing is evicted")
+        XCTAssertNil(second.recorder.reset)
     }
 }
 

@@ -38,17 +38,12 @@ final class UDPSocketReserveTests: XCTestCase {
         XCTAssertEqual(second.socket.fd, ready, "the socket made ahead is the one taken")
 
         // A peer on loopback answers the taken socket's first datagram; the taker's handler hears it.
-        let peer = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        let (peer, endpoint) = loopbackUDPSocket()
         defer { close(peer) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        XCTAssertEqual(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(peer, $0, length) } }, 0)
-        XCTAssertEqual(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(peer, $0, &length) } }, 0)
-        let endpoint = SocketEndpoint(address: IPAddress("127.0.0.1")!, port: UInt16(bigEndian: address.sin_port))
         let sent = try [UInt8]("ask".utf8).withUnsafeBytes { try second.socket.send(datagram: $0, to: endpoint, dualStack: second.dualStack) }
         guard case .done(3) = sent else { return XCTFail("the taken socket sent \(sent)") }
+        var readable = pollfd(fd: peer, events: Int16(POLLIN), revents: 0)
+        XCTAssertEqual(poll(&readable, 1, 2_000), 1, "the peer got the taken socket's datagram")
         var buffer = [UInt8](repeating: 0, count: 16)
         var source = sockaddr_storage()
         var sourceLength = socklen_t(MemoryLayout<sockaddr_storage>.size)

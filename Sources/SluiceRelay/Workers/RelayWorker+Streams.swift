@@ -100,18 +100,17 @@ extension RelayWorker {
 
     // MARK: UDP associations
 
-    /// A UDP association: evicts the client's longest-idle one when it is over its cap — on this
+    /// A UDP association: evicts the client's longest-idle one when it is at its cap — on this
     /// worker if it holds another, else on the worker that holds the most (which evicts on its own
     /// loop a moment later, so for that moment the client holds one over its cap).
     ///
-    /// An eviction here waits until this turn's output went (`EventLoop.afterOutput`): the new
-    /// association's first datagram leaves before the old socket is closed, and the RESET still
-    /// reaches the client before that datagram's answer can (`AssociationLink.expire`). A burst of
-    /// new associations in one turn holds the client over its cap by as many until then.
+    /// The client's idle list is looked up after the eviction: evicting the last association of the
+    /// list removes the list, and one taken before would hold the new association where neither the
+    /// sweep nor a later eviction looks.
     private func openAssociation(_ stream: MuxStream, client: ClientID) {
         if let evicting = limits.addMapping(client, on: index, cap: settings.maxUDPMappingsPerClient) {
             if evicting == index {
-                loop.afterOutput { self.evictOldestMapping(of: client) }  // strong: the worker lives as long as its loop
+                evictOldestMapping(of: client)
             } else {
                 directory?.execute(on: evicting) { worker in worker.evictOldestMapping(of: client) }
             }
@@ -135,7 +134,8 @@ extension RelayWorker {
     }
 
     /// A new association put `client` over its cap, on this worker or another: the longest idle here
-    /// goes — unless the client is within its cap again (one of its associations ended since).
+    /// goes — unless the client is within its cap again (one of its associations ended while another
+    /// worker's request to evict was on its way here).
     func evictOldestMapping(of client: ClientID) {
         guard limits.udpMappings(of: client) > settings.maxUDPMappingsPerClient else { return }
         idleAssociations[client]?.oldest?.expire(evictionReason)
