@@ -65,12 +65,7 @@ final class UDPSocketReserve {
 
     private func make(handler: @escaping EventLoop.Handler) throws(SystemError) -> (socket: Socket, dualStack: Bool) {
         let (socket, dualStack) = try Socket.udpAnyFamily()
-        do {
-            try loop.register(fd: socket.fd, events: Self.events, handler: handler)
-        } catch {
-            socket.close()
-            throw error
-        }
+        try socket.closingOnFailure { () throws(SystemError) in try loop.register(fd: socket.fd, events: Self.events, handler: handler) }
         return (socket, dualStack)
     }
 }

@@ -110,7 +110,8 @@ extension RelayWorker {
     private func openAssociation(_ stream: MuxStream, client: ClientID) {
         if let evicting = limits.addMapping(client, on: index, cap: settings.maxUDPMappingsPerClient) {
             if evicting == index {
-                evictOldestMapping(of: client)
+                // addMapping just found the client over its cap: no need to ask the limits again.
+                idleAssociations[client]?.oldest?.expire(evictionReason)
             } else {
                 directory?.execute(on: evicting) { worker in worker.evictOldestMapping(of: client) }
             }
@@ -133,9 +134,9 @@ extension RelayWorker {
         "evicted: the client holds \(settings.maxUDPMappingsPerClient) UDP mappings"
     }
 
-    /// A new association put `client` over its cap, on this worker or another: the longest idle here
-    /// goes — unless the client is within its cap again (one of its associations ended while another
-    /// worker's request to evict was on its way here).
+    /// Another worker's new association put `client` over its cap: the longest idle here goes — unless
+    /// the client is within its cap again (one of its associations ended while the request was on its
+    /// way here).
     func evictOldestMapping(of client: ClientID) {
         guard limits.udpMappings(of: client) > settings.maxUDPMappingsPerClient else { return }
         idleAssociations[client]?.oldest?.expire(evictionReason)
