@@ -43,13 +43,6 @@ final class AssociationCapTests: XCTestCase {
         close(destinationFD)
     }
 
-    /// One loop turn, without waiting for events: the worker's batched datagrams go out, then what
-    /// waits for the turn's output.
-    private func turn() {
-        loop.afterTurn { self.loop.stop() }
-        loop.run()
-    }
-
     /// Opens an association on the client and sends `payload` on it; the relay reads both (no turn yet).
     @discardableResult
     private func open(sending payload: String) throws -> (stream: MuxStream, recorder: Recorder) {
@@ -74,12 +67,12 @@ final class AssociationCapTests: XCTestCase {
     func testANewAssociationAtTheCapEvictsTheLongestIdleBeforeItSends() throws {
         let first = try open(sending: "one")
         let second = try open(sending: "two")
-        turn()
+        runOneTurn(loop)
         XCTAssertEqual(received(), ["one", "two"])
 
         try open(sending: "three")
         XCTAssertEqual(worker.associations.count, 2, "the longest idle went as the new one opened")
-        turn()
+        runOneTurn(loop)
         XCTAssertEqual(received(), ["three"])
         try pair.pump()
         XCTAssertEqual(first.recorder.reset?.0, .timedOut, "the longest idle was evicted")
@@ -90,7 +83,7 @@ final class AssociationCapTests: XCTestCase {
     func testARequestToEvictFindingTheClientWithinItsCapEvictsNothing() throws {
         let first = try open(sending: "one")
         let second = try open(sending: "two")
-        turn()
+        runOneTurn(loop)
         first.stream.reset(.closed, message: "the application closed its socket")
         try pair.pump()
         XCTAssertEqual(worker.associations.count, 1)

@@ -9,12 +9,6 @@ import XCTest
 /// The socket a worker's next UDP association takes is made after the turn that took the last one
 /// has sent its output, registered already, and handed over without a system call.
 final class UDPSocketReserveTests: XCTestCase {
-    /// One loop turn, without waiting for events.
-    private func turn(_ loop: EventLoop) {
-        loop.afterTurn { loop.stop() }
-        loop.run()
-    }
-
     func testTheNextSocketIsMadeAfterTheTurnAndItsHandlerHearsItsDatagrams() throws {
         let loop = try EventLoop()
         let reserve = UDPSocketReserve(loop: loop)
@@ -23,7 +17,7 @@ final class UDPSocketReserveTests: XCTestCase {
         let first = try reserve.take { _ in }
         defer { first.socket.close() }
         XCTAssertNil(reserve.readyDescriptor, "the next socket waits for the turn's output")
-        turn(loop)
+        runOneTurn(loop)
         let ready = try XCTUnwrap(reserve.readyDescriptor, "made once the turn's output went")
 
         var heard = 0
@@ -65,7 +59,7 @@ final class UDPSocketReserveTests: XCTestCase {
         let reserve = UDPSocketReserve(loop: loop)
         let first = try reserve.take { _ in }
         defer { first.socket.close() }
-        turn(loop)
+        runOneTurn(loop)
         let ready = try XCTUnwrap(reserve.readyDescriptor)
         reserve.close()
         XCTAssertEqual(fcntl(ready, F_GETFD), -1, "the socket made ahead is closed")
@@ -73,7 +67,7 @@ final class UDPSocketReserveTests: XCTestCase {
 
         let late = try reserve.take { _ in }
         defer { late.socket.close() }
-        turn(loop)
+        runOneTurn(loop)
         XCTAssertNil(reserve.readyDescriptor, "a closed reserve makes none ahead")
     }
 }
