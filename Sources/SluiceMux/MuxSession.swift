@@ -76,6 +76,8 @@ public final class MuxSession {
     public static let pathOpenReach: UInt32 = 1024
     /// Relay: associations path datagrams opened (their OPEN was still on its way).
     public private(set) var associationsOpenedByPath = 0
+    /// Relay: whether the RESETs of associations evicted at the cap go at once.
+    private var evictions = EvictionPacing()
     private var waiting: [MuxStream] = []
     /// Plaintext of the record being assembled.
     private let recordBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Frame.maximumRecordPlaintext, alignment: 16)
@@ -270,6 +272,21 @@ public final class MuxSession {
     func encodeReset(stream id: UInt32, _ reason: ResetReason, message: String, urgent: Bool) {
         append(.reset(stream: id, reason: reason, message: message), urgent: urgent)
     }
+    /// Relay: the RESET of an association evicted at the cap, at once or with the next record
+    /// (`EvictionPacing`).
+    func encodeEviction(stream id: UInt32, message: String) {
+        append(.reset(stream: id, reason: .timedOut, message: message), urgent: evictions.evicted(id))
+    }
+
+    /// Relay: whether RESETs of evicted associations wait for the carrier's next record, because the
+    /// client was seen evicting them too (`EvictionPacing`).
+    public var evictionResetsWait: Bool { evictions.clientEvictsToo }
+
+    /// Relay: the client sent a datagram for `id`, which is not live. When the relay evicted it, the
+    /// client is still using what it evicts: its RESET goes now, and later ones at once.
+    private func datagramForEnded(_ id: UInt32) {
+        if role == .relay, evictions.datagramArrived(for: id) { requestFlush() }
+    }
 
     /// Sends PING with `opaque`; the peer echoes it in PONG.
     public func ping(_ opaque: UInt64) { append(.ping(opaque)) }
@@ -303,7 +320,11 @@ public final class MuxSession {
     /// that association first, as an OPEN of `proto` 17 to `endpoint` would, and is then delivered.
     public func receivePathDatagram(stream id: UInt32, endpoint: SocketEndpoint, payload: UnsafeRawBufferPointer) -> Bool {
         guard !isClosed else { return false }
-        guard let stream = streams[id] ?? openFromPath(id, endpoint: endpoint), stream.isAssociation, !stream.isClosed else { return false }
+        guard let stream = streams[id] ?? openFromPath(id, endpoint: endpoint) else {
+            datagramForEnded(id)
+            return false
+        }
+        guard stream.isAssociation, !stream.isClosed else { return false }
         stream.handler?.stream(stream, didReceiveDatagram: payload, endpoint: endpoint)
         return true
     }
@@ -492,7 +513,7 @@ public final class MuxSession {
             stream.outstanding += payload.count
             stream.handler?.stream(stream, didReceive: payload)
         case .datagram(let id, let more, let endpoint, let payload):
-            guard let stream = try liveStream(id, "DATAGRAM") else { return }
+            guard let stream = try liveStream(id, "DATAGRAM") else { return datagramForEnded(id) }
             guard stream.isAssociation else { throw .unknownStream(id, frame: "DATAGRAM on a TCP stream") }
             stream.receiveDatagramPiece(more: more, endpoint: endpoint, payload: payload)
         case .control(let control):
@@ -529,7 +550,10 @@ public final class MuxSession {
             stream.handler?.streamDidReceiveFIN(stream)
             closeIfDone(stream)
         case .reset(let id, let reason, let message):
-            guard let stream = try liveStream(id, "RESET") else { return }
+            guard let stream = try liveStream(id, "RESET") else {
+                if role == .relay { evictions.clientReset(id) }
+                return
+            }
             let handler = stream.handler
             remove(stream)
             handler?.stream(stream, didReset: reason, message: message)

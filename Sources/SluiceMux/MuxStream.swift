@@ -208,6 +208,15 @@ public final class MuxStream {
         session.remove(self)
     }
 
+    /// Relay side: closes a UDP association evicted at the client's cap. Its RESET goes at once, or
+    /// with the carrier's next record where the client evicts at its own cap too
+    /// (`MuxSession.evictionResetsWait`, docs/protocol.md §6, item 5).
+    public func evict(message: String) {
+        guard !isClosed else { return }
+        session.encodeEviction(stream: id, message: message)
+        session.remove(self)
+    }
+
     /// Relay side: the destination is connected; lets the client's application in.
     public func accept() {
         guard !isOpen, !isClosed else { return }

@@ -138,21 +138,21 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
 
     // MARK: lifecycle
 
-    /// Closes an association that was idle too long, or is evicted for a newer one. Its RESET goes
-    /// at once: the client may still hold the mapping (its cap and timeout are its own), and its
-    /// datagrams on the association are dropped until the RESET tells it to open another. Sent at
-    /// once, an eviction's RESET leaves in the turn that sends on the datagram that caused it, so it
-    /// reaches the client before that datagram's answer: an application that asks again on the
-    /// evicted mapping after the answer loses nothing. Held for the carrier's next record (as the
-    /// client's own RESETs are) it would save the client a record read per new socket at the cap:
-    /// 2–10 µs of the client's CPU per request at one in flight, 1–2 µs at 16, in three runs each of
-    /// `Benchmarks/e2e/reqcpu.py --test udp-new` with the relay's cap raised above the client's and
-    /// not. It would lose that next request where the relay's cap is below the client's:
-    /// `Tests/E2E/test_udp.py::test_udp_mapping_cap[relay]` fails so.
-    func expire(_ why: String) {
+    /// Closes an association that was idle too long. Its RESET goes at once: the client may still
+    /// hold the mapping (its timeout is its own).
+    func expire(_ why: String) { close(why, evicted: false) }
+
+    /// Closes an association evicted at the client's cap for a newer one. Its RESET goes at once
+    /// unless the client was seen evicting at its own cap too (`MuxStream.evict`): then every new
+    /// socket evicts one at each end, the client's RESET for it is on its way already, and one of
+    /// ours per new socket would cost the client a wake-up and a read while the new socket's answer
+    /// is on its way.
+    func evict(_ why: String) { close(why, evicted: true) }
+
+    private func close(_ why: String, evicted: Bool) {
         guard !finished else { return }
         Log.debug("client \(client): UDP association \(stream.id) closed: \(why)", "relay")
-        stream.reset(.timedOut, message: why)
+        if evicted { stream.evict(message: why) } else { stream.reset(.timedOut, message: why) }
         release()
     }
 

@@ -111,7 +111,7 @@ extension RelayWorker {
         if let evicting = limits.addMapping(client, on: index, cap: settings.maxUDPMappingsPerClient) {
             if evicting == index {
                 // addMapping just found the client over its cap: no need to ask the limits again.
-                idleAssociations[client]?.oldest?.expire(evictionReason)
+                idleAssociations[client]?.oldest?.evict(evictionReason)
             } else {
                 directory?.execute(on: evicting) { worker in worker.evictOldestMapping(of: client) }
             }
@@ -139,7 +139,7 @@ extension RelayWorker {
     /// way here).
     func evictOldestMapping(of client: ClientID) {
         guard limits.udpMappings(of: client) > settings.maxUDPMappingsPerClient else { return }
-        idleAssociations[client]?.oldest?.expire(evictionReason)
+        idleAssociations[client]?.oldest?.evict(evictionReason)
     }
 
     func associationEnded(_ link: AssociationLink) {
