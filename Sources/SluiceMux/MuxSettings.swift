@@ -22,9 +22,15 @@ public struct MuxSettings: Sendable {
     /// message 2, a client offers them in HELLO.
     public var features = CarrierFeatures.implemented
     /// How long a frame that no one waits on (`MuxSessionDelegate.sessionNeedsDeferredFlush`) stays
-    /// in the record when nothing else is written. The loop's timers count whole milliseconds, so 1
-    /// holds it from a fraction of a millisecond to a little over one; any flush before then takes it.
-    public var deferredFlushMilliseconds: UInt64 = 1
+    /// in the record when nothing else is written: a new UDP socket's OPEN and OPEN_OK, an evicted
+    /// association's RESET. The loop's timers count whole milliseconds, so 5 holds it 4 to 5 ms; any
+    /// flush before then takes it. New sockets one after another (DNS lookups, the bench's test) then
+    /// cost each end a record every few milliseconds instead of every one: with the relay's eviction
+    /// RESETs held too (`EvictionPacing`), a new socket's round trip took 120 → 112 µs at one in
+    /// flight and 30,255 → 32,811 new sockets/s at sixteen (medians of five rounds,
+    /// `Benchmarks/e2e/ab.py --tests udp`, against holding for 1 ms with those RESETs at once). Those
+    /// RESETs held with 1 ms gained nothing measurable (116 → 120 µs).
+    public var deferredFlushMilliseconds: UInt64 = 5
 
     public init() {}
 }
