@@ -35,7 +35,11 @@ pytestmark = pytest.mark.sluice
 PING = ["--ping-interval", "0.5", "--ping-misses", "3"]
 STALL_FOUND_WITHIN = 1.5  # --ping-interval × --ping-misses
 MEMORY_SLACK_KIB = 4096  # room for a stall's held queues (module doc); faults end within ~1.5 MiB of the baseline
-SECOND_FAULT_KIB = 2048  # the client's RssAnon moves by up to 1.6 MiB between cycles on its own
+# The client's RssAnon moves between cycles on its own: it keeps up to 2 MiB of freed heap untrimmed
+# (keepFreedHeapForLwIP, Sources/sluice/main.swift), which one cycle may end with and another not, and
+# the flows of the check after each fault allocate anew. 2,232 and 2,572 KiB above the first fault's
+# figure were seen in one full-suite CI run (cut, flip-s2c), where alone it stays within 1.6 MiB.
+SECOND_FAULT_KIB = 3072
 # A stall holds the stalled carrier's queues beside the new carrier's until it ends (module doc), so
 # the relay may keep a little more after the second: 2,056 KiB more was seen once in a full-suite run.
 STALL_EXTRA_KIB = 1024
