@@ -275,12 +275,12 @@ public final class MuxSession {
     /// Relay: the RESET of an association evicted at the cap, at once or with the next record
     /// (`EvictionPacing`).
     func encodeEviction(stream id: UInt32, message: String) {
-        append(.reset(stream: id, reason: .timedOut, message: message), urgent: evictions.evicted(id))
+        encodeReset(stream: id, .timedOut, message: message, urgent: evictions.evicted(id))
     }
 
     /// Relay: whether RESETs of evicted associations wait for the carrier's next record, because the
     /// client was seen evicting them too (`EvictionPacing`).
-    public var evictionResetsWait: Bool { evictions.clientEvictsToo }
+    var evictionResetsWait: Bool { evictions.clientEvictsToo }
 
     /// Relay: the client sent a datagram for `id`, which is not live. When the relay evicted it, the
     /// client is still using what it evicts: its RESET goes now, and later ones at once.
