@@ -14,7 +14,7 @@ import SluiceWire
 /// Datagrams to destinations wait only until the carrier read that brought them is handled
 /// (`DatagramBatch`, sent with one `sendmmsg` per association and turn); beyond that nothing queues: a datagram the socket or the carrier cannot take is
 /// dropped and counted.
-final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
+final class AssociationLink: MuxStreamHandler, DatagramBatchSender, IdleListMember {
     let stream: MuxStream
     let client: ClientID
     /// Its client's associations on this worker, longest idle first: touched here for every datagram
@@ -26,6 +26,7 @@ final class AssociationLink: MuxStreamHandler, DatagramBatchSender {
     private var socket: Socket?
     private var dualStack = true
     private(set) var lastActivity: UInt64
+    var idleListEntry: IdleListEntry?
     private var finished = false
 
     init(stream: MuxStream, client: ClientID, idle: IdleList<AssociationLink>, worker: RelayWorker, loop: EventLoop) {

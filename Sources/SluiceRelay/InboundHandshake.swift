@@ -19,7 +19,7 @@ import SluiceSystem
 /// handshake's bytes after it stay in the socket. From then on the client it names is the peer the
 /// logs, `sluice status` and the carrier's label show. A connection without a valid header fails
 /// like a bad handshake: silence, then close.
-final class InboundHandshake {
+final class InboundHandshake: IdleListMember {
     let socket: Socket
     /// The client's address and port: the connection's, or the one a PROXY header names.
     private var peer: String
@@ -36,6 +36,7 @@ final class InboundHandshake {
     private var received = 0
     private var timer: LoopTimer?
     private var done = false
+    var idleListEntry: IdleListEntry?
 
     init(socket: Socket, peer: String, relay: RelayServer, loop: EventLoop) {
         self.socket = socket

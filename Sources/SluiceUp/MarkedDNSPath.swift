@@ -19,11 +19,12 @@ final class MarkedDNSPath: DirectDNSPath {
     static let idleMilliseconds: UInt64 = 10_000
     static let maxSockets = 256
 
-    private final class Mapping {
+    private final class Mapping: IdleListMember {
         let application: SocketEndpoint
         let socket: Socket
         let dualStack: Bool
         var lastActivity: UInt64 = 0
+        var idleListEntry: IdleListEntry?
         init(application: SocketEndpoint, socket: Socket, dualStack: Bool) {
             self.application = application
             self.socket = socket

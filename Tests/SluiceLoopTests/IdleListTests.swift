@@ -2,8 +2,9 @@ import SluiceLoop
 import XCTest
 
 final class IdleListTests: XCTestCase {
-    final class Item {
+    final class Item: IdleListMember {
         let n: Int
+        var idleListEntry: IdleListEntry?
         init(_ n: Int) { self.n = n }
     }
 
@@ -50,6 +51,28 @@ final class IdleListTests: XCTestCase {
             XCTAssertEqual(list.count, model.count)
             XCTAssertEqual(list.oldest?.n, model.first)
         }
+    }
+
+    /// Element and entry hold each other while listed: removing an element, or dropping the list,
+    /// must let go of both.
+    func testLetsGoOfWhatItRemovesAndOfAllWhenDropped() {
+        weak var removed: Item?
+        weak var kept: Item?
+        var list: IdleList<Item>? = IdleList()
+        do {
+            let a = Item(0), b = Item(1)
+            list!.touch(a)
+            list!.touch(b)
+            list!.remove(a)
+            XCTAssertNil(a.idleListEntry)
+            XCTAssertNotNil(b.idleListEntry)
+            removed = a
+            kept = b
+        }
+        XCTAssertNil(removed, "a removed element is not held")
+        XCTAssertEqual(kept?.n, 1, "a listed element is held by its list")
+        list = nil
+        XCTAssertNil(kept, "a dropped list lets go of its elements")
     }
 
     func testALongListIsReleasedWithoutDeepRecursion() {

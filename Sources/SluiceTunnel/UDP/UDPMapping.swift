@@ -1,8 +1,9 @@
+import SluiceLoop
 import SluiceMux
 import SluiceWire
 
 /// One application source endpoint and its association through the upstream. Loop-confined.
-final class UDPMapping: UpstreamAssociationHandler {
+final class UDPMapping: UpstreamAssociationHandler, IdleListMember {
     /// What became of a datagram handed to `send`.
     enum SendResult {
         case sent
@@ -18,6 +19,7 @@ final class UDPMapping: UpstreamAssociationHandler {
     private unowned let forwarder: UDPForwarder
     private var association: UpstreamAssociation?
     var lastActivity: UInt64 = 0
+    var idleListEntry: IdleListEntry?
     /// Resolvers substituted by DNS redirect, and the address the application asked: answers from
     /// the resolver must appear to come from there.
     var answersFrom: [SocketEndpoint: SocketEndpoint] = [:]
