@@ -68,7 +68,7 @@ public final class MuxSession {
     /// (OPEN_OK or RESET went when the path opened them) and only moves `highestPeerStreamID`;
     /// an id here is never opened twice. All lie within `pathOpenReach` past `highestPeerStreamID`,
     /// so there are at most half that many.
-    private var openedByPath: Set<UInt32> = []
+    private var openedByPath = PathOpenedIDs()
     /// How far past the newest OPEN on the carrier a path datagram may open a stream id: the
     /// associations a client opens while its OPENs still wait in the carrier (a burst of new
     /// sockets behind a full carrier). A path datagram farther out is dropped like one for an
@@ -590,7 +590,7 @@ public final class MuxSession {
     /// no longer the client's to open.
     private func openedOnPath(_ id: UInt32, proto: IPProtocol) throws(MuxError) -> Bool {
         let opened = openedByPath.contains(id)
-        openedByPath = openedByPath.filter { $0 > id }
+        openedByPath.removeThrough(id)
         guard opened else { return false }
         guard proto == .udp else { throw .unknownStream(id, frame: "OPEN of a TCP stream on an id a UDP path datagram opened") }
         return true
