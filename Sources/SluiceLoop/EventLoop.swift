@@ -31,6 +31,9 @@ public final class EventLoop {
     private var endOfTurn: [(hook: EndOfTurnHook, action: () -> Void)] = []
     private var afterTurnOnce: [() -> Void] = []
     private var afterOutputOnce: [() -> Void] = []
+    /// The one-shot actions being run, while new ones gather in `afterTurnOnce` or
+    /// `afterOutputOnce`: the arrays swap, so none is copied or reallocated per turn.
+    private var onceRunning: [() -> Void] = []
     private var running = false
     /// Extra bound on the sleep, in milliseconds (lwIP's `sys_timeouts_sleeptime`); nil = none.
     public var sleepBound: (() -> UInt32?)?
@@ -133,11 +136,16 @@ public final class EventLoop {
     /// A turn's `afterTurn` actions, then the end-of-turn hooks.
     private func finishTurn() {
         while !afterTurnOnce.isEmpty {
-            let actions = afterTurnOnce
-            afterTurnOnce.removeAll(keepingCapacity: true)
-            for action in actions { action() }
+            swap(&afterTurnOnce, &onceRunning)
+            runOnceActions()
         }
         for entry in endOfTurn { entry.action() }
+    }
+
+    /// Runs and empties `onceRunning`. Its actions may queue more, which gather in the other array.
+    private func runOnceActions() {
+        for action in onceRunning { action() }
+        onceRunning.removeAll(keepingCapacity: true)
     }
 
     /// Runs until `stop()`.
@@ -163,9 +171,8 @@ public final class EventLoop {
             for action in timers.popDue(now: now) { action() }
             finishTurn()
             while !afterOutputOnce.isEmpty {
-                let actions = afterOutputOnce
-                afterOutputOnce.removeAll(keepingCapacity: true)
-                for action in actions { action() }
+                swap(&afterOutputOnce, &onceRunning)
+                runOnceActions()
                 finishTurn()
             }
         }

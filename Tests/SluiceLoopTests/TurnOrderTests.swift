@@ -38,16 +38,21 @@ final class TurnOrderTests: XCTestCase {
             loop.afterOutput {
                 log.append("after output")
                 loop.afterTurn { log.append("queued by it") }
+                loop.afterOutput { log.append("after output, queued by it") }
                 // An event ready as the turn ends: the next turn's, after what was queued above.
                 var byte: UInt8 = 2
                 _ = write(fds[1], &byte, 1)
             }
-            loop.afterTurn { log.append("after turn") }
+            loop.afterTurn {
+                log.append("after turn")
+                loop.afterTurn { log.append("after turn, queued by it") }
+            }
         }
         var byte: UInt8 = 1
         XCTAssertEqual(write(fds[1], &byte, 1), 1)
         loop.run()
-        XCTAssertEqual(log, ["event", "after turn", "hook", "after output", "queued by it", "hook", "next event", "hook"])
+        XCTAssertEqual(log, ["event", "after turn", "after turn, queued by it", "hook", "after output", "queued by it", "hook",
+                             "after output, queued by it", "hook", "next event", "hook"])
     }
 
     func testReplaceHandlerGivesARegisteredDescriptorAnotherHandler() throws {
