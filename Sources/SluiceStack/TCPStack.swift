@@ -71,6 +71,8 @@ public final class TCPStack {
     private var admitted: Set<FlowKey> = []
     private var flows: [FlowKey: TCPFlow] = [:]
     private var outputQueue: [TCPFlow] = []
+    /// The flows `flushOutput` is sending for, while new ones queue in `outputQueue`.
+    private var flushing: [TCPFlow] = []
     var scratch = [UInt8](repeating: 0, count: 65536)
     /// The single-buffer packet being handed to `output`, during that call only
     /// (`holdCurrentOutput`).
@@ -191,7 +193,7 @@ public final class TCPStack {
                 if isNew { delegate?.stack(self, didReceiveSYNFor: key) }
                 return false
             }
-        } else if heldSYNs[key] != nil {
+        } else if !heldSYNs.isEmpty, heldSYNs[key] != nil {
             if info.tcpFlags.contains(.rst) {
                 heldSYNs[key] = nil
                 delegate?.stack(self, didAbandon: key)
@@ -237,15 +239,16 @@ public final class TCPStack {
     /// — or announces a window that reopened in this turn, however little (`sluice_tcp_ack_owed`).
     public func flushOutput() {
         guard !outputQueue.isEmpty else { return }
-        let queue = outputQueue
-        outputQueue.removeAll(keepingCapacity: true)
-        for flow in queue {
+        // The queues swap rather than copy: a copy would allocate a new array every turn.
+        swap(&outputQueue, &flushing)
+        for flow in flushing {
             flow.needsOutput = false
             flow.openWindow()
             guard let pcb = flow.pcb else { continue }
             if sluice_tcp_ack_owed(pcb) != 0 { sluice_tcp_ack_now(pcb) }
             tcp_output(pcb)
         }
+        flushing.removeAll(keepingCapacity: true)
     }
 
     func emit(_ packet: UnsafeRawBufferPointer) {
@@ -295,24 +298,43 @@ public final class TCPStack {
     /// A new SYN for a 4-tuple lwIP still holds in TIME_WAIT would get a bare ACK; a kernel server
     /// accepts it, so the old connection's remains go first.
     private func dropTimeWait(_ key: FlowKey) {
-        var local = [UInt8](repeating: 0, count: 16), remote = [UInt8](repeating: 0, count: 16)
-        local.withUnsafeMutableBytes { key.destination.address.store(into: $0, at: 0) }
-        remote.withUnsafeMutableBytes { key.application.address.store(into: $0, at: 0) }
-        if sluice_tcp_drop_timewait(local, key.destination.port, remote, key.application.port) != 0 {
-            counters.timeWaitReused += 1
+        let dropped = Self.withAddressPair { local, remote in
+            local.initializeMemory(as: UInt8.self, repeating: 0)
+            remote.initializeMemory(as: UInt8.self, repeating: 0)
+            key.destination.address.store(into: local, at: 0)
+            key.application.address.store(into: remote, at: 0)
+            return sluice_tcp_drop_timewait(local.baseAddress!.assumingMemoryBound(to: UInt8.self), key.destination.port,
+                                            remote.baseAddress!.assumingMemoryBound(to: UInt8.self), key.application.port)
+        }
+        if dropped != 0 { counters.timeWaitReused += 1 }
+    }
+
+    /// Two 16-byte buffers on the stack for the local and remote addresses lwIP's shims read and
+    /// write: once per new connection, where two arrays cost two allocations and reading them back
+    /// as `IPAddress` through its generic `init(bytes:)` looked up generic metadata at run time —
+    /// together about 7,000 of the client's 54,000 instructions per connection (callgrind of
+    /// `sluice up` under `Benchmarks/e2e/reqcpu.py --test tcp-cc --in-flight 1`).
+    private static func withAddressPair<R>(
+        _ body: (UnsafeMutableRawBufferPointer, UnsafeMutableRawBufferPointer) -> R
+    ) -> R {
+        withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { both in
+            body(UnsafeMutableRawBufferPointer(rebasing: both[0..<16]), UnsafeMutableRawBufferPointer(rebasing: both[16..<32]))
         }
     }
 
     // MARK: flow bookkeeping
 
     func accepted(_ pcb: UnsafeMutablePointer<tcp_pcb>) -> TCPFlow? {
-        var local = [UInt8](repeating: 0, count: 16), remote = [UInt8](repeating: 0, count: 16)
         var localPort: UInt16 = 0, remotePort: UInt16 = 0
-        let family = sluice_tcp_endpoints(pcb, &local, &localPort, &remote, &remotePort)
-        let width = family == 6 ? 16 : 4
-        let key = FlowKey(
-            application: SocketEndpoint(address: IPAddress(bytes: remote[0..<width]), port: remotePort),
-            destination: SocketEndpoint(address: IPAddress(bytes: local[0..<width]), port: localPort))
+        let key = Self.withAddressPair { local, remote in
+            let family = sluice_tcp_endpoints(pcb, local.baseAddress!.assumingMemoryBound(to: UInt8.self), &localPort,
+                                              remote.baseAddress!.assumingMemoryBound(to: UInt8.self), &remotePort)
+            func address(_ bytes: UnsafeMutableRawBufferPointer) -> IPAddress {
+                family == 6 ? IPAddress(v6In: UnsafeRawBufferPointer(bytes), at: 0) : IPAddress(v4In: UnsafeRawBufferPointer(bytes), at: 0)
+            }
+            return FlowKey(application: SocketEndpoint(address: address(remote), port: remotePort),
+                           destination: SocketEndpoint(address: address(local), port: localPort))
+        }
         guard admitted.remove(key) != nil, let delegate else {
             Log.debug("unexpected accept for \(key); aborting", "stack")
             return nil
