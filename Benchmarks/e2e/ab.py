@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """A/B: two sluice binaries through the same end-to-end tests, in turns, in one run.
 
-    sudo python3 Benchmarks/e2e/ab.py A_BIN B_BIN [--rounds 3] [--tests udp,iperf] [--quick] [--mode sluice-poll]
+    sudo python3 Benchmarks/e2e/ab.py A_BIN B_BIN [--rounds 3] [--tests udp,iperf] [--quick] [--mode sluice-poll|sluice-socks]
         [--busy-loops 2]
 
 This machine's figures swing by a third between runs of `make bench`, so a change is judged by running
 the old and the new binary in turns — A, B, A, B … — under the same load, and comparing the medians
 of each figure. Each turn is bench.py's "sluice" mode (measure.py), with SLUICE_BIN set to A or B;
 with `--mode sluice-poll`, that mode (polling.py: both ends busy polling), for a change to the polling loop;
+with `--mode sluice-socks`, Sluice to danted (socksmode.py), for a change to the SOCKS5 upstream;
 with `--busy-loops N`, every turn shares the CPUs with N busy loops (contention.py), as on a slower host.
 Prints every round, the medians and B/A, marking which way is better, and writes
 DIR/ab-<timestamp>.json. Exit status: 0 when every turn ran, 1 when one could not, 2 for bad usage.
@@ -35,6 +36,7 @@ import measure  # noqa: E402
 import metrics  # noqa: E402
 import netns  # noqa: E402
 import polling  # noqa: E402
+import socksmode  # noqa: E402
 
 
 def table(runs: dict[str, list[dict]]) -> tuple[str, list[dict]]:
@@ -72,7 +74,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--quick", action="store_true", help="bench.py's quick settings (2 s per test)")
     ap.add_argument("--iperf-seconds", type=float, help="duration of each iperf3 run (default 5)")
     ap.add_argument("--rate-seconds", type=float, help="duration of each rate test (default 5)")
-    ap.add_argument("--mode", choices=("sluice", polling.SLUICE), default="sluice",
+    ap.add_argument("--mode", choices=("sluice", polling.SLUICE, *socksmode.MODES), default="sluice",
                     help="the bench mode each turn runs (default sluice)")
     contention.add_option(ap)
     ap.add_argument("--out", default=str(bench.REPO / "bench-results"), help="where the JSON goes")

@@ -150,6 +150,35 @@ def test_danted_tcp_udp_and_dns(runner, topology, servers, dns_server, auth):
     assert danted.proc.alive() and client.alive()
 
 
+def control_connections_in_time_wait(topology) -> set[str]:
+    """The client namespace's TCP connections to the SOCKS server in TIME_WAIT, by local endpoint."""
+    out = topology.exec(topology.client, ["ss", "-Htan", "state", "time-wait", "dst",
+                                          f"{socksservers.SOCKS_ADDRESS}:{socksservers.SOCKS_PORT}"], timeout=5).stdout
+    return {line.split()[2] for line in out.splitlines() if line.strip()}
+
+
+def test_ended_udp_associations_leave_no_time_wait(runner, topology, servers):
+    """Each UDP flow has a control connection to the server; when the mapping ends (here evicted at
+    --max-udp-mappings 4) it closes with RST, so no TIME_WAIT holds an ephemeral port for 60 s. With
+    FIN, a DNS-like load — a new source port per query — ran the ports to the server out."""
+    socksservers.start_danted(runner, topology, auth=False)
+    client = start_up(runner, topology, auth=False, extra=["--max-udp-mappings", "4"])
+    before = control_connections_in_time_wait(topology)
+    flows = 24
+    for i in range(flows):
+        app = h.app_udp_socket(topology, "ipv4")
+        try:
+            peer, _ = h.udp_echo(app, (netns.SERVER_V4, h.UDP_PORT), f"flow {i}".encode())
+            assert peer == netns.RELAY_SERVER_SIDE_V4
+        finally:
+            app.close()
+    h.wait_for(lambda: status(topology)["flows"]["udpMappings"] <= 4, 5, what="the mappings past the cap to be evicted")
+    left = control_connections_in_time_wait(topology) - before
+    assert not left, f"{len(left)} of {flows - 4} ended associations' control connections in TIME_WAIT: {sorted(left)[:5]}"
+    assert client.alive()
+    assert h.curl(topology, ["-o", "/dev/null", h.url(topology, "ipv4", "/bytes/1")], max_time=5).ok, "TCP through danted after the evictions"
+
+
 @pytest.mark.parametrize("auth", [False, True], ids=["no-auth", "username-password"])
 def test_microsocks_tcp_and_udp_refused(runner, topology, servers, auth):
     socksservers.start_microsocks(runner, topology, auth)
