@@ -2,6 +2,7 @@
 // Each suite lives in its own file as an enum with a static `run()`; register it here.
 let suites: [(name: String, run: () -> Void)] = [
     ("records", RecordBenchmark.run),
+    ("path", PathBenchmark.run),
     ("wire", WireBenchmark.run),
     ("mux", MuxBenchmark.run),
     ("lwip", LwIPBenchmark.run),
