@@ -19,7 +19,7 @@ let package = Package(
         // System libraries, found through pkg-config (Debian: liblwip-dev, libsodium-dev, libgcrypt20-dev). libnftables is opened with dlopen (SluiceHost/NFTables.swift).
         .systemLibrary(name: "CLwIP", pkgConfig: "lwip", providers: [.apt(["liblwip-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        // The record cipher's ChaCha20-Poly1305 (SluiceCrypto/RecordAEAD.swift says why libgcrypt).
+        // ChaCha20-Poly1305 of records and UDP path packets (SluiceCrypto/ChaCha20Poly1305.swift says why libgcrypt).
         .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
         // The few C helpers for macros, struct fields and headers Swift cannot reach: epoll, accept4, the UDP
         // error queue, the checksum (engine, loop, sockets) — and apart, what only the Linux host layer needs

@@ -47,7 +47,7 @@ enum RecordBenchmark {
         return Double(calls * bytesPerCall) / elapsed / 1e9
     }
 
-    /// libgcrypt's ChaCha20-Poly1305 alone, in place, through one handle as `RecordAEAD` uses it:
+    /// libgcrypt's ChaCha20-Poly1305 alone, in place, through one handle as `ChaCha20Poly1305` uses it:
     /// per record a nonce, the two bytes of additional data, the encryption and the tag.
     private static func aead(_ size: Int, _ key: SymmetricKey) -> Double {
         var buffer = [UInt8](repeating: 0x5a, count: size + RecordFormat.tagSize)

@@ -2,7 +2,7 @@
  * gcrypt-init — what each step of libgcrypt's initialisation and first use adds to a process's resident
  * memory, for README.md ("Memory"): the whole process's Rss and that of libgcrypt's and libgpg-error's
  * mappings, from /proc/self/smaps, after each step, in the order Sluice takes them
- * (Sources/SluiceCrypto/Gcrypt.swift, RecordAEAD.swift).
+ * (Sources/SluiceCrypto/Gcrypt.swift, ChaCha20Poly1305.swift).
  *
  *   gcc -O2 -o /tmp/gcrypt-init Benchmarks/rss/gcrypt-init.c -lgcrypt && /tmp/gcrypt-init
  */

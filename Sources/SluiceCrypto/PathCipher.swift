@@ -1,30 +1,34 @@
 import CSodium
 
 /// One direction's AEAD of UDP path packets (docs/protocol.md §8): ChaCha20-Poly1305 (IETF) through
-/// libsodium's public `crypto_aead_chacha20poly1305_ietf_encrypt_detached` / `_decrypt_detached`,
-/// in place, with the packet's clear header as additional data and its counter as the nonce (4 zero
-/// bytes, then the counter as a little-endian u64, as Noise and the records lay it out).
+/// libgcrypt (`ChaCha20Poly1305`, as the records), in place, with the packet's clear header as
+/// additional data and its counter as the nonce (4 zero bytes, then the counter as a little-endian
+/// u64, as Noise and the records lay it out).
 ///
-/// The key lives in one fixed allocation, wiped on release; the per-packet path allocates nothing.
-/// Loop-confined. Counters are the caller's: it must never seal two packets with one counter.
+/// libgcrypt rather than libsodium's `crypto_aead_chacha20poly1305_ietf_*_detached`, which sealed
+/// these packets before: a path packet of a UDP request is ~100 bytes, where libsodium's separate
+/// ChaCha20 and Poly1305 passes cost more than libgcrypt's stitched one, as they do for records; the
+/// bytes on the wire are the same (`PathCipherTests` pins them with a fixture sealed by libsodium).
+/// libgcrypt decrypts before it checks the tag, and `ChaCha20Poly1305.open` wipes the body when the tag
+/// fails, so no byte that did not authenticate is left readable.
+///
+/// The cipher handle holds the key (libgcrypt wipes it when the handle closes): about 1.2 KiB of heap
+/// per direction of a carrier's path, as for its records. The per-packet path allocates nothing. Loop-confined. Counters are the caller's: it must never seal two packets with
+/// one counter.
 public final class PathCipher {
     /// Bytes of the tag after the ciphertext.
     public static let tagLength = 16
-    private static let keyOffset = 0
-    private static let nonceOffset = 32
-    private static let size = 48
-    private let memory: UnsafeMutableRawPointer
+    private let aead: ChaCha20Poly1305
+    private let nonce = UnsafeMutablePointer<UInt8>.allocate(capacity: 12)
 
     public init(key: SymmetricKey) {
-        Sodium.ensureInitialized()
-        memory = UnsafeMutableRawPointer.allocate(byteCount: Self.size, alignment: 16)
-        memory.initializeMemory(as: UInt8.self, repeating: 0, count: Self.size)
-        key.withUnsafeBytes { memory.copyMemory(from: $0.baseAddress!, byteCount: SymmetricKey.byteCount) }
+        aead = ChaCha20Poly1305(key: key)
+        nonce.initialize(repeating: 0, count: 12)
     }
 
     deinit {
-        sodium_memzero(memory, Self.size)
-        memory.deallocate()
+        sodium_memzero(nonce, 12)
+        nonce.deallocate()
     }
 
     /// Seals in place: `packet[0..<headerLength]` is the additional data, the `plaintextLength`
@@ -35,29 +39,26 @@ public final class PathCipher {
         precondition(total <= packet.count, "no room for the tag")
         let base = packet.baseAddress!.assumingMemoryBound(to: UInt8.self)
         let body = base + headerLength
-        // Cannot fail: libsodium refuses only messages longer than 2^38 bytes.
-        _ = crypto_aead_chacha20poly1305_ietf_encrypt_detached(
-            body, body + plaintextLength, nil, body, UInt64(plaintextLength), base, UInt64(headerLength), nil, nonce(counter), key)
+        aead.seal(body, tag: body + plaintextLength, plaintext: body, length: plaintextLength,
+                  aad: base, aadLength: headerLength, nonce: nonce(counter))
         return total
     }
 
-    /// Opens in place: checks the tag over the header and ciphertext and only then decrypts. Returns
-    /// the plaintext's length (it starts at `headerLength`), or nil when the packet does not
-    /// authenticate; libsodium then zeroes the body rather than leave bytes that did not verify.
+    /// Opens in place: decrypts, checks the tag over the header and ciphertext, and returns the
+    /// plaintext's length (it starts at `headerLength`), or nil when the packet does not
+    /// authenticate, with the body zeroed rather than left holding bytes that did not verify.
     public func open(_ packet: UnsafeMutableRawBufferPointer, headerLength: Int, counter: UInt64) -> Int? {
         let length = packet.count - headerLength - Self.tagLength
         guard length >= 0 else { return nil }
         let base = packet.baseAddress!.assumingMemoryBound(to: UInt8.self)
         let body = base + headerLength
-        let rc = crypto_aead_chacha20poly1305_ietf_decrypt_detached(
-            body, nil, body, UInt64(length), body + length, base, UInt64(headerLength), nonce(counter), key)
-        return rc == 0 ? length : nil
+        let verified = aead.open(body, ciphertext: body, length: length, tag: body + length,
+                                 aad: base, aadLength: headerLength, nonce: nonce(counter))
+        return verified ? length : nil
     }
 
-    private var key: UnsafePointer<UInt8> { UnsafePointer((memory + Self.keyOffset).assumingMemoryBound(to: UInt8.self)) }
-
     private func nonce(_ counter: UInt64) -> UnsafePointer<UInt8> {
-        memory.storeBytes(of: counter.littleEndian, toByteOffset: Self.nonceOffset + 4, as: UInt64.self)
-        return UnsafePointer((memory + Self.nonceOffset).assumingMemoryBound(to: UInt8.self))
+        UnsafeMutableRawPointer(nonce).storeBytes(of: counter.littleEndian, toByteOffset: 4, as: UInt64.self)
+        return UnsafePointer(nonce)
     }
 }

@@ -24,7 +24,7 @@ struct RecordKeySchedule: ~Copyable {
     /// Records per key.
     let rekeyInterval: UInt64
     /// Seals or opens the current record under the current payload key and nonce.
-    let aead: RecordAEAD
+    let aead: ChaCha20Poly1305
 
     /// Starts at record `counter` (0 except in tests) with `key` as the current payload key.
     init(key: SymmetricKey, rekeyInterval: UInt64, counter: UInt64 = 0) {
@@ -36,7 +36,7 @@ struct RecordKeySchedule: ~Copyable {
         self.memory = memory
         self.counter = counter
         self.rekeyInterval = rekeyInterval
-        aead = RecordAEAD(key: UnsafePointer(memory.assumingMemoryBound(to: UInt8.self) + Self.keyOffset))
+        aead = ChaCha20Poly1305(key: UnsafePointer(memory.assumingMemoryBound(to: UInt8.self) + Self.keyOffset))
         deriveLengthKey()
         writeNonce()
     }

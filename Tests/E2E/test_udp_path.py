@@ -614,3 +614,31 @@ def test_with_a_peer_from_before_opens(runner, topology, servers, old):
     assert relay_events().get("udp-path-opens", 0) == 0
     app.close()
     _assert_both_alive_without_protocol_errors(relay, client)
+
+
+PREVIOUS_BIN = os.environ.get("SLUICE_PREVIOUS_BIN", "")
+
+
+@_against_an_old_binary(PREVIOUS_BIN, "set SLUICE_PREVIOUS_BIN to a sluice binary of an earlier commit with the same UDP path features")
+def test_with_a_peer_of_the_previous_build(runner, topology, servers, old):
+    """A change to how path packets are sealed or opened (the library, the buffers) must leave their
+    bytes as they were: a new relay with the previous build's client, and a new client with its relay,
+    validate the path and carry 200 UDP echoes on it, every one answered."""
+    control, relay, client = _with_old_peer(runner, topology, PREVIOUS_BIN, old)
+    client_bin = PREVIOUS_BIN if old == "client" else h.sluice_bin()
+
+    def path():
+        cp = topology.exec(topology.client, [client_bin, "status", "--tun", h.TUN, "--json"], timeout=20)
+        return json.loads(cp.stdout)["tunnels"][0]["statistics"]["udpPath"]
+
+    app = h.app_udp_socket(topology, "ipv4")
+    h.udp_echo(app, (netns.SERVER_V4, h.UDP_PORT), b"first")
+    h.wait_for(lambda: path()["state"] == "up", 10, what="the path validating")
+    before = path()
+    for i in range(200):
+        h.udp_echo(app, (netns.SERVER_V4, h.UDP_PORT), f"previous build {i}".encode())
+    app.close()
+    after = path()
+    assert after["state"] == "up" and after["datagramsSent"] - before["datagramsSent"] >= 200, after
+    assert after["datagramsReceived"] - before["datagramsReceived"] >= 200, after
+    _assert_both_alive_without_protocol_errors(relay, client)

@@ -33,6 +33,29 @@ final class PathCipherTests: XCTestCase {
         XCTAssertNotEqual(clientPath.receiving, client.receiving)
     }
 
+    /// The sealed bytes of one packet, computed apart with libsodium's
+    /// `crypto_aead_chacha20poly1305_ietf_encrypt_detached` in C: key 00 01 … 1f, header 00 01 … 0f as
+    /// the additional data, plaintext "hello", nonce 4 zero bytes then counter 9 (little-endian u64).
+    /// Pins the wire format whatever library seals it.
+    func testSealMatchesAFixtureAndOpensIt() {
+        var packet = [UInt8](0..<16) + Array("hello".utf8) + [UInt8](repeating: 0, count: 16)
+        _ = packet.withUnsafeMutableBytes { PathCipher(key: key).seal($0, headerLength: 16, plaintextLength: 5, counter: 9) }
+        XCTAssertEqual(packet[16...].map { String(format: "%02x", $0) }.joined(), Self.sealedFixture)
+        XCTAssertEqual(packet.withUnsafeMutableBytes { PathCipher(key: key).open($0, headerLength: 16, counter: 9) }, 5)
+        XCTAssertEqual(Array(packet[16..<21]), Array("hello".utf8))
+    }
+
+    static let sealedFixture = "e7af606e7fa20b69a91ba05f384c8b0737ae07e5f1"
+
+    /// A packet with no body (the header and the tag alone) seals and opens too.
+    func testEmptyBody() {
+        var packet = [UInt8](0..<16) + [UInt8](repeating: 0, count: 16)
+        XCTAssertEqual(packet.withUnsafeMutableBytes { PathCipher(key: key).seal($0, headerLength: 16, plaintextLength: 0, counter: 1) }, 32)
+        XCTAssertEqual(packet.withUnsafeMutableBytes { PathCipher(key: key).open($0, headerLength: 16, counter: 1) }, 0)
+        packet[31] ^= 1
+        XCTAssertNil(packet.withUnsafeMutableBytes { PathCipher(key: key).open($0, headerLength: 16, counter: 1) })
+    }
+
     func testSealOpenInPlace() {
         let sealer = PathCipher(key: key), opener = PathCipher(key: key)
         var packet = [UInt8](repeating: 0, count: 16 + 5 + 16)

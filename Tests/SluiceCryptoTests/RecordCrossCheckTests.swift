@@ -4,7 +4,7 @@ import XCTest
 @testable import SluiceCrypto
 import SluiceIO
 
-/// Records are sealed and opened through libgcrypt's ChaCha20-Poly1305 (`RecordAEAD`). These tests
+/// Records are sealed and opened through libgcrypt's ChaCha20-Poly1305 (`ChaCha20Poly1305`). These tests
 /// hold the AEAD call to RFC 8439's vector, and whole records — length mask, nonce, additional data,
 /// rekeying — to records computed by an independent implementation (Fixtures/records.py: Python's
 /// `cryptography`, i.e. OpenSSL, and `hmac`) at the sizes where vectorised code changes path, up to
@@ -76,7 +76,7 @@ final class RecordCrossCheckTests: XCTestCase {
         }
     }
 
-    /// RFC 8439 §2.8.2: the AEAD test vector, sealed and opened in place through `RecordAEAD`; a
+    /// RFC 8439 §2.8.2: the AEAD test vector, sealed and opened in place through `ChaCha20Poly1305`; a
     /// flipped tag, AAD or ciphertext bit fails and leaves no unauthenticated byte behind.
     func testRFC8439Vector() {
         let key = Array(UInt8(0x80)...UInt8(0x9f))
@@ -86,7 +86,7 @@ final class RecordCrossCheckTests: XCTestCase {
         let ciphertext = "d31a8d34648e60db7b86afbc53ef7ec2a4aded51296e08fea9e2b5a736ee62d63dbea45e8ca9671282fafb69da92728b"
             + "1a71de0a9e060b2905d6a5b67ecd3b3692ddbd7f2d778b8c9803aee328091b58fab324e4fad675945585808b4831d7bc3ff4d"
             + "ef08e4b7a9de576d26586cec64b6116"
-        let aead = RecordAEAD(key: key)
+        let aead = ChaCha20Poly1305(key: key)
         var text = plaintext
         var tag = [UInt8](repeating: 0, count: 16)
         text.withUnsafeMutableBufferPointer { t in

@@ -1,7 +1,8 @@
 import CGcrypt
 import CSodium
 
-/// The AEAD of one direction's carrier records (docs/protocol.md §2): ChaCha20-Poly1305 as RFC 8439
+/// The AEAD of one direction's carrier records (docs/protocol.md §2) and UDP path packets (§8, through
+/// `PathCipher`): ChaCha20-Poly1305 as RFC 8439
 /// §2.8 defines it (96-bit nonce, tag over the additional data and the ciphertext), through
 /// libgcrypt's public, documented cipher interface (`GCRY_CIPHER_CHACHA20` in
 /// `GCRY_CIPHER_MODE_POLY1305`: `gcry_cipher_open`, `setkey`, `setiv`, `authenticate`,
@@ -28,11 +29,25 @@ import CSodium
 /// `out`, checks the tag (in constant time, `gcry_cipher_checktag`), and on failure wipes `out`
 /// before returning false: no byte that did not authenticate is ever released, and `out` is left
 /// zeroed.
-struct RecordAEAD: ~Copyable {
+struct ChaCha20Poly1305: ~Copyable {
     private let handle: gcry_cipher_hd_t
 
     /// A handle for ChaCha20-Poly1305 under `key` (32 bytes).
     init(key: UnsafePointer<UInt8>) {
+        handle = Self.openHandle()
+        Self.setKey(key, on: handle)
+    }
+
+    /// A handle for ChaCha20-Poly1305 under `key`.
+    init(key: SymmetricKey) {
+        let handle = Self.openHandle()
+        key.withUnsafeBytes { Self.setKey($0.baseAddress!.assumingMemoryBound(to: UInt8.self), on: handle) }
+        self.handle = handle
+    }
+
+    deinit { gcry_cipher_close(handle) }
+
+    private static func openHandle() -> gcry_cipher_hd_t {
         Gcrypt.ensureInitialized()
         var handle: gcry_cipher_hd_t?
         let error = gcry_cipher_open(&handle, Int32(GCRY_CIPHER_CHACHA20.rawValue), Int32(GCRY_CIPHER_MODE_POLY1305.rawValue), 0)
@@ -40,15 +55,14 @@ struct RecordAEAD: ~Copyable {
             fatalError("libgcrypt refused ChaCha20-Poly1305 (gcry_cipher_open: \(Gcrypt.describe(error))): "
                        + "Sluice's records need it; a libgcrypt in FIPS mode does not offer it")
         }
-        self.handle = handle
-        setKey(key)
+        return handle
     }
-
-    deinit { gcry_cipher_close(handle) }
 
     /// Replaces the key (a rekey). Cannot fail for a 32-byte key; the first call in a process runs
     /// libgcrypt's ChaCha20 self-test, whose failure is fatal.
-    func setKey(_ key: UnsafePointer<UInt8>) {
+    func setKey(_ key: UnsafePointer<UInt8>) { Self.setKey(key, on: handle) }
+
+    private static func setKey(_ key: UnsafePointer<UInt8>, on handle: gcry_cipher_hd_t) {
         let error = gcry_cipher_setkey(handle, key, SymmetricKey.byteCount)
         precondition(error == 0, "libgcrypt's ChaCha20 refused a 32-byte key (gcry_cipher_setkey: \(Gcrypt.describe(error)))")
     }
