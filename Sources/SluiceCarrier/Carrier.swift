@@ -323,7 +323,7 @@ public final class Carrier: MuxSessionDelegate {
     public func sessionNeedsFlush(_ session: MuxSession) {
         guard !flushScheduled else { return }
         flushScheduled = true
-        loop.afterTurn { self.flush() }  // strong: see EventLoop.schedule on weak captures
+        loop.afterTurn(self)  // `runTurnAction` flushes
     }
 
     /// One timer at a time. A flush before it fires takes the held frames with it and cancels the
@@ -394,4 +394,9 @@ public final class Carrier: MuxSessionDelegate {
             livenessTimer = loop.schedule(afterMilliseconds: wait) { self.checkLiveness() }
         }
     }
+}
+
+extension Carrier: TurnAction {
+    /// The end of the turn in which the session first asked for a flush.
+    public func runTurnAction() { flush() }
 }

@@ -13,9 +13,9 @@ public protocol PathBundleSealer: AnyObject {
 /// (docs/protocol.md §8, BUNDLE; feature bit 2), for both ends: the client's `UDPPathClient` keeps
 /// one per path, the relay's `PathSession` one per client.
 ///
-/// Why: a path packet costs an AEAD call (about 0.5 µs for a 100-byte packet, whatever the library
-/// — libsodium, libgcrypt and OpenSSL measured alike in one C loop on this machine class) and a pass
-/// through both kernels, per packet. Sixteen requests in flight on one UDP socket reach the path
+/// Why: a path packet costs an AEAD call (about 0.5 µs for a 100-byte packet: 0.45–0.47 µs to seal
+/// or open through libgcrypt, `make microbench MICROBENCH_ARGS=path`) and a pass through both
+/// kernels, per packet. Sixteen requests in flight on one UDP socket reach the path
 /// together in one TUN read; sent one packet each they cost the client and the relay 1.7 µs more
 /// per request than the carrier, which seals them all into one record (issue 14's note, perf and
 /// /proc CPU per request). Gathered, they pay that once.
@@ -31,8 +31,8 @@ public final class PathBundle {
     private var used = 0
     /// Datagrams held now.
     public private(set) var count = 0
-    /// Whether the loop seals this at the end of the turn.
-    private var sealScheduled = false
+    /// Who seals this at the end of the turn, while that is queued (`runTurnAction`).
+    private var scheduledSealer: (any PathBundleSealer)?
 
     /// Room for one packet of the largest size UDP carries, sealed at the end of `loop`'s turns.
     public init(loop: EventLoop) {
@@ -67,12 +67,9 @@ public final class PathBundle {
         if !fits(datagramLength: PathMessage.datagramOverhead(endpoint: endpoint) + payload.count, maxPacket: maxPacket) {
             sealer.seal(self)
         }
-        if !sealScheduled {
-            sealScheduled = true
-            loop.afterTurn {  // strong: the sealer stays until the turn ends, and drops what it can no longer send
-                self.sealScheduled = false
-                sealer.seal(self)
-            }
+        if scheduledSealer == nil {
+            scheduledSealer = sealer  // held until the turn ends, which drops what it can no longer send
+            loop.afterTurn(self)
         }
         append(stream: stream, endpoint: endpoint, payload: payload)
     }
@@ -102,5 +99,14 @@ public final class PathBundle {
         room.baseAddress!.copyMemory(from: buffer.baseAddress! + from, byteCount: length)
         removeAll()
         return length
+    }
+}
+
+extension PathBundle: TurnAction {
+    /// The end of the turn that brought the first datagram held: the sealer `add` was given seals.
+    public func runTurnAction() {
+        let sealer = scheduledSealer
+        scheduledSealer = nil
+        sealer?.seal(self)
     }
 }

@@ -106,7 +106,7 @@ public final class DatagramBatch {
         if used + reserving > limit { flush() }
         guard let n = write(UnsafeMutableRawBufferPointer(rebasing: buffer[used..<used + reserving])) else { return }
         precondition(n <= reserving, "wrote past the room it reserved")
-        if entries.isEmpty { loop.afterTurn { self.flush() } }  // strong: see EventLoop.schedule on weak captures
+        if entries.isEmpty { loop.afterTurn(self) }  // flushes at the end of the turn (`runTurnAction`)
         entries.append(Entry(sender: sender, endpoint: endpoint, start: used, count: n))
         used += n
     }
@@ -204,4 +204,9 @@ public final class DatagramBatch {
         }
         return end
     }
+}
+
+extension DatagramBatch: TurnAction {
+    /// The end of the turn in which the first datagram was queued: sends them all.
+    public func runTurnAction() { flush() }
 }

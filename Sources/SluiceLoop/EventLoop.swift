@@ -29,11 +29,11 @@ public final class EventLoop {
     private var handlers = DescriptorTable<Handler>()
     private var timers = TimerQueue()
     private var endOfTurn: [(hook: EndOfTurnHook, action: () -> Void)] = []
-    private var afterTurnOnce: [() -> Void] = []
-    private var afterOutputOnce: [() -> Void] = []
+    private var afterTurnOnce: [OnceAction] = []
+    private var afterOutputOnce: [OnceAction] = []
     /// The one-shot actions being run, while new ones gather in `afterTurnOnce` or
     /// `afterOutputOnce`: the arrays swap, so none is copied or reallocated per turn.
-    private var onceRunning: [() -> Void] = []
+    private var onceRunning: [OnceAction] = []
     private var running = false
     /// Extra bound on the sleep, in milliseconds (lwIP's `sys_timeouts_sleeptime`); nil = none.
     public var sleepBound: (() -> UInt32?)?
@@ -123,7 +123,11 @@ public final class EventLoop {
     }
 
     /// Runs `action` once at the end of the current turn (before the persistent hooks).
-    public func afterTurn(_ action: @escaping () -> Void) { afterTurnOnce.append(action) }
+    public func afterTurn(_ action: @escaping () -> Void) { afterTurnOnce.append(.closure(action)) }
+
+    /// Runs `action.runTurnAction()` once at the end of the current turn, in order with the closures
+    /// queued; for what is queued every turn (`TurnAction`).
+    public func afterTurn(_ action: some TurnAction) { afterTurnOnce.append(.object(action)) }
 
     /// Runs `action` once after the current turn's output went: after its `afterTurn` actions and
     /// end-of-turn hooks, before the loop waits again. For work a turn's output need not wait for —
@@ -131,7 +135,10 @@ public final class EventLoop {
     /// packet leaves before it, not after. What `action` queues in turn (`afterTurn` actions, output
     /// for the hooks to flush) goes out before the loop waits, as in any turn: its output cannot fall
     /// behind what the next turn reads.
-    public func afterOutput(_ action: @escaping () -> Void) { afterOutputOnce.append(action) }
+    public func afterOutput(_ action: @escaping () -> Void) { afterOutputOnce.append(.closure(action)) }
+
+    /// `afterOutput` for an object that queues itself (`TurnAction`).
+    public func afterOutput(_ action: some TurnAction) { afterOutputOnce.append(.object(action)) }
 
     /// A turn's `afterTurn` actions, then the end-of-turn hooks.
     private func finishTurn() {
@@ -144,7 +151,7 @@ public final class EventLoop {
 
     /// Runs and empties `onceRunning`. Its actions may queue more, which gather in the other array.
     private func runOnceActions() {
-        for action in onceRunning { action() }
+        for action in onceRunning { action.run() }
         onceRunning.removeAll(keepingCapacity: true)
     }
 
@@ -195,6 +202,19 @@ public final class EventLoop {
         }
         if let bound = sleepBound?() { timeout = min(timeout, UInt64(bound)) }
         return Int32(timeout)
+    }
+}
+
+/// What `afterTurn` and `afterOutput` queue: a closure, or an object that queues itself without one.
+private enum OnceAction {
+    case closure(() -> Void)
+    case object(any TurnAction)
+
+    func run() {
+        switch self {
+        case .closure(let action): action()
+        case .object(let action): action.runTurnAction()
+        }
     }
 }
 

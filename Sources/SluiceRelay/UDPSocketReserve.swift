@@ -54,18 +54,22 @@ final class UDPSocketReserve {
     private func scheduleRefill() {
         guard !refillScheduled, !closed else { return }
         refillScheduled = true
-        loop.afterOutput {  // strong: the worker, and its reserve, live as long as its loop
-            self.refillScheduled = false
-            // A socket that cannot be made now is made by the next association's `take`, which
-            // reports the error.
-            guard !self.closed, self.ready == nil, let made = try? self.make(handler: { _ in }) else { return }
-            self.ready = made
-        }
+        loop.afterOutput(self)  // `runTurnAction` refills
     }
 
     private func make(handler: @escaping EventLoop.Handler) throws(SystemError) -> (socket: Socket, dualStack: Bool) {
         let (socket, dualStack) = try Socket.udpAnyFamily()
         try socket.closingOnFailure { () throws(SystemError) in try loop.register(fd: socket.fd, events: Self.events, handler: handler) }
         return (socket, dualStack)
+    }
+}
+
+extension UDPSocketReserve: TurnAction {
+    /// After the output of the turn that took the socket made ahead: makes the next one. One that
+    /// cannot be made now is made by the next association's `take`, which reports the error.
+    func runTurnAction() {
+        refillScheduled = false
+        guard !closed, ready == nil, let made = try? make(handler: { _ in }) else { return }
+        ready = made
     }
 }

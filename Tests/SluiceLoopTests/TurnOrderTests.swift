@@ -55,6 +55,36 @@ final class TurnOrderTests: XCTestCase {
                              "after output, queued by it", "hook", "next event", "hook"])
     }
 
+    /// An object queued with `afterTurn(_:)` or `afterOutput(_:)` (`TurnAction`) runs in order with
+    /// the closures queued, once for each time it was queued, and the loop holds it until it has run:
+    /// one queued with no other reference runs, and is freed after.
+    func testTurnActionsRunInOrderWithClosuresAndAreHeldUntilTheyRan() throws {
+        final class Entry: TurnAction {
+            let name: String
+            let log: TurnLog
+            init(_ name: String, _ log: TurnLog) { self.name = name; self.log = log }
+            func runTurnAction() { log.lines.append(name) }
+        }
+        let loop = try EventLoop()
+        let log = TurnLog()
+        weak var unheld: Entry?
+        loop.afterTurn { log.lines.append("closure 1") }
+        let kept = Entry("object", log)
+        loop.afterTurn(kept)
+        loop.afterTurn { log.lines.append("closure 2") }
+        loop.afterTurn(kept)
+        do {
+            let entry = Entry("unheld", log)
+            unheld = entry
+            loop.afterOutput(entry)
+        }
+        XCTAssertNotNil(unheld, "queued: the loop holds it")
+        loop.afterOutput { loop.stop() }
+        loop.run()
+        XCTAssertEqual(log.lines, ["closure 1", "object", "closure 2", "object", "unheld"])
+        XCTAssertNil(unheld, "released once it ran")
+    }
+
     func testReplaceHandlerGivesARegisteredDescriptorAnotherHandler() throws {
         let loop = try EventLoop()
         let fds = pipe(watchedBy: loop)
@@ -71,4 +101,9 @@ final class TurnOrderTests: XCTestCase {
         loop.run()
         XCTAssertEqual(heard, ["second"])
     }
+}
+
+/// A log the actions of a test append to (a class, so closures and objects share it).
+private final class TurnLog {
+    var lines: [String] = []
 }
