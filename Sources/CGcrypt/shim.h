@@ -1,4 +1,5 @@
-// libgcrypt (Debian: libgcrypt20-dev), for ChaCha20-Poly1305 of records and UDP path packets (Sources/SluiceCrypto/ChaCha20Poly1305.swift).
+// libgcrypt (Debian: libgcrypt20-dev), for ChaCha20-Poly1305 of records and UDP path packets
+// (Sources/SluiceCrypto/ChaCha20Poly1305.swift).
 //
 // Why the inline functions: gcry_control is variadic, which Swift cannot call, and GCRYPT_VERSION is
 // the version of the header Sluice was compiled against, which gcry_check_version compares with the

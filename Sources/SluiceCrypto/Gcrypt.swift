@@ -1,6 +1,7 @@
 import CGcrypt
 
-/// The one place that initialises libgcrypt, which seals and opens carrier records and UDP path packets (`ChaCha20Poly1305`).
+/// The one place that initialises libgcrypt, which seals and opens carrier records and UDP path
+/// packets (`ChaCha20Poly1305`).
 ///
 /// libgcrypt's manual ("Initializing the library") asks the application to call
 /// `gcry_check_version` before anything else, to say whether it wants secure memory, and to end

@@ -1,5 +1,3 @@
-import CSodium
-
 /// One direction's AEAD of UDP path packets (docs/protocol.md §8): ChaCha20-Poly1305 (IETF) through
 /// libgcrypt (`ChaCha20Poly1305`, as the records), in place, with the packet's clear header as
 /// additional data and its counter as the nonce (4 zero bytes, then the counter as a little-endian
@@ -13,8 +11,8 @@ import CSodium
 /// fails, so no byte that did not authenticate is left readable.
 ///
 /// The cipher handle holds the key (libgcrypt wipes it when the handle closes): about 1.2 KiB of heap
-/// per direction of a carrier's path, as for its records. The per-packet path allocates nothing. Loop-confined. Counters are the caller's: it must never seal two packets with
-/// one counter.
+/// per direction of a carrier's path, as for its records. The per-packet path allocates nothing.
+/// Loop-confined. Counters are the caller's: it must never seal two packets with one counter.
 public final class PathCipher {
     /// Bytes of the tag after the ciphertext.
     public static let tagLength = 16
@@ -26,10 +24,7 @@ public final class PathCipher {
         nonce.initialize(repeating: 0, count: 12)
     }
 
-    deinit {
-        sodium_memzero(nonce, 12)
-        nonce.deallocate()
-    }
+    deinit { nonce.deallocate() }
 
     /// Seals in place: `packet[0..<headerLength]` is the additional data, the `plaintextLength`
     /// bytes after it are encrypted where they are and followed by the tag. Returns the packet's
