@@ -20,11 +20,7 @@ public struct ICMPHeader: Hashable, Sendable {
         self.init(type: type, code: 0, rest: UInt32(identifier) << 16 | UInt32(sequenceNumber))
     }
 
-    public init(_ message: ICMPv4Message) {
-        self.init(type: message.type, code: message.code, rest: message.rest)
-    }
-
-    public init(_ message: ICMPv6Message) {
+    public init(_ message: some ICMPMessageView) {
         self.init(type: message.type, code: message.code, rest: message.rest)
     }
 
