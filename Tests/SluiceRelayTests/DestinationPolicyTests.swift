@@ -11,6 +11,7 @@ final class DestinationPolicyTests: XCTestCase {
             let address = IPAddress(text)!
             XCTAssertEqual(policy.refusal(of: address) == nil, allowed,
                            "\(text): \(policy.rule(for: address).map { "\($0)" } ?? "no rule")", file: file, line: line)
+            XCTAssertEqual(policy.allows(address), allowed, "\(text): allows", file: file, line: line)
         }
     }
 
@@ -59,6 +60,17 @@ final class DestinationPolicyTests: XCTestCase {
         XCTAssertEqual(DestinationPolicy.normalized(IPPrefix("fd20::/64")!), IPPrefix("fd20::/64")!)
         let policy = DestinationPolicy(deny: [IPPrefix("::ffff:10.0.0.0/104")!])
         verdicts(policy, [("10.1.1.1", false), ("::ffff:10.1.1.1", false), ("11.0.0.1", true)])
+    }
+
+    func testConfiguredPrefixesLoseTheirHostBits() {
+        let cases = [("10.1.2.3/8", "10.0.0.0/8"), ("10.1.2.3/32", "10.1.2.3/32"), ("10.1.2.3/0", "0.0.0.0/0"),
+                     ("fd20::ff12:2:3:4/72", "fd20::ff00:0:0:0/72"), ("fd20:1:2:3:4::/63", "fd20:1:2:2::/63"),
+                     ("fd20::1/128", "fd20::1/128"), ("fd20::1/0", "::/0")]
+        for (given, expected) in cases {
+            XCTAssertEqual(DestinationPolicy.normalized(IPPrefix(given)!), IPPrefix(expected)!, given)
+        }
+        verdicts(DestinationPolicy(deny: [IPPrefix("fd20:1:2:3:4::/63")!]),
+                 [("fd20:1:2:2::1", false), ("fd20:1:2:3:ffff::", false), ("fd20:1:2:4::", true), ("fd20:1:2:1::", true)])
     }
 
     func testRulesAreOrderedMostSpecificFirst() {

@@ -13,8 +13,8 @@ import SluiceWire
 /// socket, so they are judged by the IPv4 rules, and configured prefixes inside ::ffff:0:0/96 are
 /// turned into IPv4 ones.
 ///
-/// Matching allocates nothing (a few integer compares per rule): the relay judges every UDP
-/// datagram's destination.
+/// Matching allocates nothing and walks only the rules of the address's family (a few integer
+/// compares each): the relay judges every UDP datagram's destination.
 public struct DestinationPolicy: Sendable, Equatable {
     public enum Verdict: Sendable, Equatable { case allow, deny }
 
@@ -59,7 +59,9 @@ public struct DestinationPolicy: Sendable, Equatable {
 
     /// Every rule in force, the most specific first.
     public let rules: [Rule]
-    private let matchers: [Matcher]
+    /// `rules`' prefixes as masks, per family, in the same order, with each one's index in `rules`.
+    private let v4Matchers: [Matcher<UInt32>]
+    private let v6Matchers: [Matcher<UInt128>]
 
     /// The built-in rules with `allow` and `deny` on top. The caller has made sure no prefix is in
     /// both lists (`RelayConfig` refuses that).
@@ -71,21 +73,47 @@ public struct DestinationPolicy: Sendable, Equatable {
         rules = (configured + kept).enumerated()
             .sorted { ($0.element.prefix.length, -$0.offset) > ($1.element.prefix.length, -$1.offset) }
             .map(\.element)
-        matchers = rules.map(Matcher.init)
+        var v4: [Matcher<UInt32>] = []
+        var v6: [Matcher<UInt128>] = []
+        for (index, rule) in rules.enumerated() {
+            switch rule.prefix.address {
+            case .v4(let a): v4.append(Matcher(a, length: rule.prefix.length, rule: index, verdict: rule.verdict))
+            case .v6(let hi, let lo): v6.append(Matcher(Self.joined(hi, lo), length: rule.prefix.length, rule: index, verdict: rule.verdict))
+            }
+        }
+        v4Matchers = v4
+        v6Matchers = v6
     }
 
     /// The most specific rule that covers `address`, or nil when none does (then it is allowed).
     public func rule(for address: IPAddress) -> Rule? {
-        let judged = Self.judged(address)
-        for (index, matcher) in matchers.enumerated() where matcher.matches(judged) { return rules[index] }
-        return nil
+        guard let matcher = matcher(for: address) else { return nil }
+        return rules[matcher.rule]
     }
 
     /// The rule that refuses `address`, or nil when it is allowed.
     public func refusal(of address: IPAddress) -> Rule? {
-        guard let rule = rule(for: address), rule.verdict == .deny else { return nil }
-        return rule
+        guard let matcher = matcher(for: address), matcher.verdict == .deny else { return nil }
+        return rules[matcher.rule]
     }
+
+    /// Whether the relay may connect to `address`: `refusal(of:) == nil` without copying a rule.
+    public func allows(_ address: IPAddress) -> Bool {
+        matcher(for: address)?.verdict != .deny
+    }
+
+    private func matcher(for address: IPAddress) -> (rule: Int, verdict: Verdict)? {
+        switch Self.judged(address) {
+        case .v4(let a):
+            for m in v4Matchers where a & m.mask == m.network { return (m.rule, m.verdict) }
+        case .v6(let hi, let lo):
+            let a = Self.joined(hi, lo)
+            for m in v6Matchers where a & m.mask == m.network { return (m.rule, m.verdict) }
+        }
+        return nil
+    }
+
+    private static func joined(_ hi: UInt64, _ lo: UInt64) -> UInt128 { UInt128(hi) << 64 | UInt128(lo) }
 
     /// The address as the policy judges it: an IPv4-mapped IPv6 address as its IPv4 address.
     static func judged(_ address: IPAddress) -> IPAddress {
@@ -96,44 +124,34 @@ public struct DestinationPolicy: Sendable, Equatable {
     /// A configured prefix with host bits cleared, and turned into IPv4 when it lies inside
     /// ::ffff:0:0/96.
     static func normalized(_ prefix: IPPrefix) -> IPPrefix {
-        let matcher = Matcher(prefix: prefix)
-        if case .v6(0, let low) = matcher.network, low >> 32 == 0xFFFF, prefix.length >= 96 {
-            return IPPrefix(address: .v4(UInt32(truncatingIfNeeded: low)), length: prefix.length - 96)!
+        let length = prefix.length
+        switch prefix.address {
+        case .v4(let a):
+            return IPPrefix(address: .v4(a & Matcher<UInt32>.mask(length)), length: length)!
+        case .v6(let hi, let lo):
+            let network = joined(hi, lo) & Matcher<UInt128>.mask(length)
+            if network >> 32 == 0xFFFF, length >= 96 {
+                return IPPrefix(address: .v4(UInt32(truncatingIfNeeded: network)), length: length - 96)!
+            }
+            return IPPrefix(address: .v6(UInt64(truncatingIfNeeded: network >> 64), UInt64(truncatingIfNeeded: network)), length: length)!
         }
-        return IPPrefix(address: matcher.network, length: prefix.length)!
     }
 
-    /// One prefix as masks over `IPAddress`'s integers.
-    private struct Matcher: Sendable, Equatable {
-        let network: IPAddress
-        let mask: IPAddress
+    /// One rule's prefix as a mask over an address's bits, with the rule's index and verdict.
+    private struct Matcher<Bits: FixedWidthInteger & UnsignedInteger & Sendable>: Sendable, Equatable {
+        let network: Bits
+        let mask: Bits
+        let rule: Int
+        let verdict: Verdict
 
-        init(_ rule: Rule) { self.init(prefix: rule.prefix) }
-
-        init(prefix: IPPrefix) {
-            switch prefix.address {
-            case .v4(let a):
-                let m: UInt32 = prefix.length == 0 ? 0 : ~0 << (32 - prefix.length)
-                network = .v4(a & m)
-                mask = .v4(m)
-            case .v6(let hi, let lo):
-                let l = prefix.length
-                let mh: UInt64 = l == 0 ? 0 : l >= 64 ? ~0 : ~0 << (64 - l)
-                let ml: UInt64 = l <= 64 ? 0 : l == 128 ? ~0 : ~0 << (128 - l)
-                network = .v6(hi & mh, lo & ml)
-                mask = .v6(mh, ml)
-            }
+        init(_ address: Bits, length: Int, rule: Int, verdict: Verdict) {
+            mask = Self.mask(length)
+            network = address & mask
+            self.rule = rule
+            self.verdict = verdict
         }
 
-        func matches(_ address: IPAddress) -> Bool {
-            switch (address, network, mask) {
-            case (.v4(let a), .v4(let n), .v4(let m)):
-                return a & m == n
-            case (.v6(let hi, let lo), .v6(let nh, let nl), .v6(let mh, let ml)):
-                return hi & mh == nh && lo & ml == nl
-            default:
-                return false
-            }
-        }
+        /// The top `length` bits set.
+        static func mask(_ length: Int) -> Bits { length == 0 ? 0 : ~0 << (Bits.bitWidth - length) }
     }
 }

@@ -72,7 +72,7 @@ extension RelayWorker {
             return
         }
         let policy = settings.destinationPolicy
-        guard let allowed = addresses.first(where: { policy.refusal(of: $0) == nil }) else {
+        guard let allowed = addresses.first(where: policy.allows) else {
             let shown = addresses.count == 1 ? "\(first)" : "\(first) and \(addresses.count - 1) more"
             refuse(stream, PolicyRefusal(destination: "\(name):\(port) (\(shown))", rule: policy.refusal(of: first)!), client: client)
             return
@@ -90,7 +90,8 @@ extension RelayWorker {
     /// A datagram of `link` to `endpoint` that the policy refuses: DATAGRAM_ERROR back, nothing sent.
     /// Returns false when the datagram may go.
     func refuseDatagram(on link: AssociationLink, to endpoint: SocketEndpoint) -> Bool {
-        guard let rule = settings.destinationPolicy.refusal(of: endpoint.address) else { return false }
+        guard !settings.destinationPolicy.allows(endpoint.address),
+              let rule = settings.destinationPolicy.refusal(of: endpoint.address) else { return false }
         let refusal = PolicyRefusal(destination: "\(endpoint)", rule: rule)
         refusals.note(refusal, client: link.client, udp: true)
         counters.datagramsRefused += 1
