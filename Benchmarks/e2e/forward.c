@@ -8,7 +8,8 @@
  * machine is the most any such tunnel can do there; bench.py's "floor" and "floor-aead" modes run it.
  *
  *   forward [--cipher none|chacha20-poly1305] [--role client|relay] [--nodelay on|off] [--ready FILE]
- *           [--udp-timeout SECONDS] [--max-udp N] [--spin-us N] LISTEN TARGET [LISTEN TARGET …]
+ *           [--udp-timeout SECONDS] [--max-udp N] [--spin-us N] [--unit BYTES]
+ *           LISTEN TARGET [LISTEN TARGET …]
  *
  * LISTEN and TARGET are IPv4 ADDR:PORT. For every connection accepted on a LISTEN address it connects
  * to that pair's TARGET and copies both ways until both sides have closed, passing half-closes on.
@@ -55,6 +56,12 @@
  * burst of traffic. Neither Sluice nor the floor modes poll unless told to (Sluice: --busy-poll). Only
  * events start a spin: the UDP sweep's wake-up brings none and does not, so an idle forwarder stays
  * asleep.
+ *
+ * --unit BYTES (default and most 262144) caps each read() and write() of plain bytes: the application's
+ * socket at A, the server's at B (with --cipher none, every socket's). A TUN device hands a tunnel at most 64 KiB a read and takes at most
+ * 64 KiB a write (its tso_max_size, which `ip link` cannot raise), so a tunnel that terminates TCP
+ * behind one moves data in units of 64 KiB at the most; bench.py's "floor-aead-64k" runs this chain
+ * with --unit 65536 to show what that unit alone costs (Benchmarks/README.md, "The floor modes").
  *
  * --ready FILE is written once every LISTEN socket listens. A record or datagram that fails
  * authentication, or any unexpected error, ends the process with a message: a broken forwarder must
@@ -134,6 +141,7 @@ static int fw_ep;
 static int fw_udp_pairs;  /* how many LISTEN addresses are UDP: the idle sweep runs only then */
 static int fw_nodelay_on = 1;
 static double fw_spin = 0;  /* --spin-us, in seconds; 0: sleep in epoll_wait as soon as nothing is ready */
+static size_t fw_unit = FW_READ_SIZE;  /* --unit: the most one read() or write() of plain bytes moves */
 
 /* A fixed key: see the comment at the top. */
 static const unsigned char fw_key[32] = "sluice-floor-benchmark-fixedkey";
@@ -246,7 +254,9 @@ static int fw_pump(struct fw_dir *d) {
     for (;;) {
         if (d->out_off < d->out_len) {
             if (!d->writable) return 0;
-            ssize_t n = write(d->dst, d->out + d->out_off, d->out_len - d->out_off);
+            size_t len = d->out_len - d->out_off;
+            if (d->xform != FW_SEAL && len > fw_unit) len = fw_unit;  /* plain bytes: --unit */
+            ssize_t n = write(d->dst, d->out + d->out_off, len);
             if (n < 0) {
                 if (errno == EAGAIN) { d->writable = 0; return 0; }
                 if (errno == EINTR) continue;
@@ -267,8 +277,8 @@ static int fw_pump(struct fw_dir *d) {
         unsigned char *buf;
         size_t room;
         switch (d->xform) {
-        case FW_COPY: buf = d->out; room = FW_READ_SIZE; break;
-        case FW_SEAL: buf = scratch; room = FW_READ_SIZE; break;
+        case FW_COPY: buf = d->out; room = fw_unit; break;
+        case FW_SEAL: buf = scratch; room = fw_unit; break;
         default: buf = d->in + d->in_len; room = FW_OPEN_IN - d->in_len; break;
         }
         ssize_t n = read(d->src, buf, room);
@@ -599,7 +609,7 @@ static void fw_on_term(int sig) {
 
 static void fw_usage(void) {
     fprintf(stderr, "usage: forward [--cipher none|chacha20-poly1305] [--role client|relay] [--nodelay on|off] [--ready FILE] "
-                    "[--udp-timeout SECONDS] [--max-udp N] [--spin-us N] LISTEN TARGET [LISTEN TARGET ...]   "
+                    "[--udp-timeout SECONDS] [--max-udp N] [--spin-us N] [--unit BYTES] LISTEN TARGET [LISTEN TARGET ...]   "
                     "(ADDR:PORT, IPv4; a LISTEN written udp:ADDR:PORT forwards UDP)\n");
     exit(2);
 }
@@ -634,6 +644,11 @@ int main(int argc, char **argv) {
             long us = strtol(argv[++i], &end, 10);
             if (end == argv[i] || *end || us < 0) fw_usage();
             fw_spin = us / 1e6;
+        } else if (strcmp(argv[i], "--unit") == 0) {
+            char *end;
+            long bytes = strtol(argv[++i], &end, 10);
+            if (end == argv[i] || *end || bytes < 1 || bytes > FW_READ_SIZE) fw_usage();
+            fw_unit = (size_t)bytes;
         } else {
             fw_usage();
         }

@@ -6,7 +6,8 @@ datagrams of every size from new sockets), carry loadgen's new-connection and ne
 nothing failed or lost, and afterwards hold no more descriptors than before: a forwarder that leaked a
 socket per connection would run out of them in the benchmark's rate test. A chain whose forwarders do
 not agree (A seals, B copies) must fail both checks. With --spin-us both forwarders poll for the spin
-window after traffic and then sleep again. No sluice binary needed.
+window after traffic and then sleep again. With --unit (floor-aead-64k) no read or write of plain bytes
+moves more than the unit. No sluice binary needed.
 """
 
 import json
@@ -140,3 +141,27 @@ def test_spin_us_polls_after_traffic_then_sleeps(plain, runner, forward):
                                       f"traffic: it slept instead of polling for {SPIN_S} s")
         assert quiet <= 0.03, (f"{p.name} used {quiet:.2f} s of CPU in 1.3 s without traffic after its spin "
                                "ended: it kept polling, or the sweep's wake-up started a spin")
+
+
+def _io_calls(pid: int) -> tuple[int, int]:
+    """read- and write-like system calls `pid` made so far (/proc/PID/io syscr, syscw)."""
+    fields = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    return int(fields["syscr"]), int(fields["syscw"])
+
+
+@pytest.mark.e2e_timeout(30)
+def test_unit_caps_every_read_and_write_of_plain_bytes(plain, runner, forward):
+    """forward.c --unit N (floor.UNIT_MODE runs floor-aead with 65,536): A reads the application's bytes
+    and writes the server's answer to it, B reads the server's bytes and writes the client's to it, each
+    at most N bytes a call, so 1 MiB each way takes at least 1 MiB / N reads and as many writes at each
+    forwarder. Uncapped, A took 20-23 reads and 16-20 writes for it (three trial runs)."""
+    topo, _ = plain
+    unit, size = 4096, 1 << 20
+    a, b = floor.start(runner, topo, runner.workdir, forward, "floor-aead", [], [], ["--unit", str(unit)])
+    before = {p.name: _io_calls(p.pid) for p in (a, b)}
+    floor.check(topo, size=size)
+    for p in (a, b):
+        (r0, w0), (r1, w1) = before[p.name], _io_calls(p.pid)
+        assert r1 - r0 >= size // unit and w1 - w0 >= size // unit, (
+            f"{p.name} moved 1 MiB each way in {r1 - r0} reads and {w1 - w0} writes: more than {unit} bytes a call")
+    assert a.alive() and b.alive(), h.tail(a.log) + h.tail(b.log)
