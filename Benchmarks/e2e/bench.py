@@ -8,8 +8,10 @@ For each mode — "kernel" (the relay namespace forwards: the ceiling), "floor" 
 minimal C forwarders in a chain, plain or sealing ChaCha20-Poly1305 records: the most any proxy-style
 tunnel can do here; the udp, tcp_cc and iperf groups), the peers "wireguard-go" and "openvpn" (Debian's userspace WireGuard
 and OpenVPN 2.6 with AES-256-GCM, the relay namespace forwarding from the VPN device and masquerading;
-peers.py), then "sluice" (relay and client processes, encrypted carriers), and in the latency rounds only
-"floor-poll" and "sluice-poll" (floor and Sluice polling before they sleep, polling.py) — it builds the three
+peers.py), then "sluice" (relay and client processes, encrypted carriers), in the paired iperf3 rounds
+only "floor-aead-64k" (floor-aead moving at most 64 KiB a read or write, as a tunnel behind a TUN device
+does: floor.py), and in the latency rounds only "floor-poll" and "sluice-poll" (floor and Sluice polling
+before they sleep, polling.py) — it builds the three
 namespaces of Tests/E2E/netns.py, starts a C load server and iperf3 in the server namespace, runs the
 tests of measure.py, and removes everything again.
 Then it prints a table (Sluice, ceiling, % of ceiling, the floors, each peer and Sluice / peer, target,
@@ -148,10 +150,11 @@ def keep_logs(workdir: Path, dest: Path) -> None:
 
 
 def main_pass(modes: list[str], pairings: list[paired.Pairing]) -> list[str]:
-    """The modes the main pass runs: all of `modes` but the polling modes a pairing runs (they are there
-    for the latency rounds; named with --pairs 0, they run the main pass as any mode does)."""
+    """The modes the main pass runs: all of `modes` but those there for a pairing's turns that a pairing
+    runs (paired.ROUNDS_ONLY: the polling modes, floor-aead-64k; named with --pairs 0, they run the main
+    pass as any mode does)."""
     in_rounds = {m for p in pairings for m in p.modes}
-    return [m for m in modes if not (m in polling.MODES and m in in_rounds)]
+    return [m for m in modes if not (m in paired.ROUNDS_ONLY and m in in_rounds)]
 
 
 def _interrupt(signum, frame):
@@ -205,7 +208,7 @@ def main(argv: list[str]) -> int:
     if missing:
         say(f"bench: missing {', '.join(missing)}; run scripts/deps.sh")
         return 2
-    kinds = {polling.base(m) for m in modes}  # what runs: floor-poll is a floor, sluice-poll Sluice
+    kinds = {measure.kind_of(m) for m in modes}  # what runs: floor-poll is a floor, sluice-poll Sluice
     if "sluice" in kinds and not os.access(h.sluice_bin(), os.X_OK):
         say(f"bench: {h.sluice_bin()} not found; run 'swift build -c release --product sluice' (make build)")
         return 2
@@ -295,6 +298,9 @@ def main(argv: list[str]) -> int:
         print(peer_versions(machine["peers"], [m for m in modes if m in peers.MODES], s.openvpn_args))
     if s.floor_args and kinds & set(floor.MODES):
         print(f"floors: forward.c NOT its defaults: {' '.join(s.floor_args)}")
+    if floor.UNIT_MODE in results:
+        print(f"{floor.UNIT_MODE} = floor-aead with forward.c --unit {floor.UNIT_BYTES}: at most 64 KiB a read or "
+              "write of plain bytes, a TUN device's most (paired iperf3 rounds only)")
     if set(results) & set(polling.MODES):
         print(f"polling modes: floor-poll = floor with --spin-us {polling.POLL_US}, sluice-poll = Sluice with "
               f"--busy-poll {polling.POLL_US} and the relay on one worker (latency rounds only)")

@@ -2,7 +2,7 @@
 
 Upper panels — figures that plain kernel forwarding also has, each as % of it (the ceiling): throughput
 and rates (higher is better), then the one-in-flight latencies (lower is better). Per metric a grey bar
-for the ceiling (100 %), thin bars for the floors (blue), the polling modes (teal: floor-poll, light
+for the ceiling (100 %), thin bars for the floors (blue; floor-aead-64k darkest), the polling modes (teal: floor-poll, light
 green: sluice-poll; latency rows only) and peers (orange: wireguard-go, purple: openvpn, labelled with
 Sluice / peer), then Sluice's bar, green when its target is met, red when not;
 the dashed tick is the target's value in this run, as % of the ceiling. Bars past the scale's end are
@@ -23,8 +23,8 @@ ROW_H = 40
 THIN = 9  # a floor's or peer's bar; a row grows by THIN + 2 for each
 GREEN, RED, GREY, INK, MUTED = "#2e8b57", "#c0392b", "#c8c8c8", "#222", "#666"
 NEUTRAL = "#555"  # Sluice's bar where the figure has no target
-COLORS = {"floor": "#9cbbe0", "floor-aead": "#3d6da8", "floor-poll": "#5bb8c4", "sluice-poll": "#9acd7a",
-          "wireguard-go": "#e08a2c", "openvpn": "#8e5ea2",
+COLORS = {"floor": "#9cbbe0", "floor-aead": "#3d6da8", "floor-aead-64k": "#1f3a5f",
+          "floor-poll": "#5bb8c4", "sluice-poll": "#9acd7a", "wireguard-go": "#e08a2c", "openvpn": "#8e5ea2",
           "sluice-socks": "#5f9e6e"}  # one per mode of measure.MODES but kernel (the ceiling) and sluice
 MAX_PCT = 400.0  # the % panels end here at most: a peer at 15× the ceiling's latency must not flatten the rest
 
@@ -181,9 +181,12 @@ def render(rows: list[dict], title: str, subtitle: str) -> str:
             parts.append(_rect(x, y - 8, 14, 9, COLORS[n]))
             parts.append(_t(x + 18, y, n, 11, fill=MUTED))
             x += 30 + 7 * len(n)
-        y += 15  # the legend of seven modes leaves no room on its line
-        parts.append(_t(20, y, "floors: two minimal C forwarders in a chain · -poll: the loops poll before they sleep "
-                               "(latency rounds only) · peers: what a user would install instead", 11, fill=MUTED))
+        y += 15  # the legend of eight modes leaves no room on its line
+        parts.append(_t(20, y, "floors: two minimal C forwarders in a chain · -64k: 64 KiB a read or write at most, as "
+                               "through a TUN device (paired rounds only) · -poll: the loops poll before they sleep "
+                               "(latency rounds only)", 11, fill=MUTED))
+        y += 15
+        parts.append(_t(20, y, "peers: what a user would install instead", 11, fill=MUTED))
     y += 30
     with_ceiling = [r for r in rows if r["has_ceiling"]]
     for higher, title, axis in ((True, "Throughput and rates as % of plain kernel forwarding (grey = ceiling)",

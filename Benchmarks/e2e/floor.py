@@ -22,6 +22,7 @@ the server receives them and again where the answer (other bytes) comes back.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 import socket
@@ -32,11 +33,30 @@ import harness as h
 import netns
 
 MODES = ("floor", "floor-aead")
+# floor-aead moving at most 64 KiB a read or write of plain bytes (forward.c --unit), as a tunnel behind
+# a TUN device does: the device's tso_max_size caps each packet it hands over or takes at 64 KiB. It runs
+# in the paired iperf3 rounds only (paired.THROUGHPUT), as a floor of a TUN-based design: where it misses
+# a throughput or CPU target that floor-aead sets, that unit alone misses it.
+UNIT_MODE = "floor-aead-64k"
+UNIT_BYTES = 64 * 1024
 CHECK_PORT = 9110  # TCP and UDP: the checks' own servers (not the loadgen server's ports)
 CHECK_BYTES = 16 << 20
 CHECK_SIZES = (0, 1, 64, 1400, 1473, 9000, 60000)  # bytes per datagram: empty, one byte, below and above the MTU
 CHECK_SOCKETS = 3  # each a new association in both forwarders
 ADDRESS = "127.0.0.1"  # where the application in the client namespace connects: forwarder A
+
+
+def base(mode: str) -> str:
+    """The floor mode that `mode` runs: floor-aead for UNIT_MODE, else `mode` itself."""
+    return "floor-aead" if mode == UNIT_MODE else mode
+
+
+def settings(mode: str, s):
+    """`s` (measure.Settings) with UNIT_MODE's --unit after the run's floor arguments (forward.c takes the
+    last of an option given twice); `s` itself for every other mode."""
+    if mode != UNIT_MODE:
+        return s
+    return dataclasses.replace(s, floor_args=[*s.floor_args, "--unit", str(UNIT_BYTES)])
 
 
 def cipher_args(mode: str, role: str) -> list[str]:

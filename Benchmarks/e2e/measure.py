@@ -54,8 +54,14 @@ ECHO_PORT = 9103  # loadgen's TCP echo: hops.py's connect-and-request test
 MSS = 1448  # bytes per segment on a 1500-byte path, to put iperf3's retransmits in proportion
 SERVER = netns.SERVER_V4
 GROUPS = ("udp", "idle_flows", "tcp_cc", "iperf")  # the order they run in; see the module comment
-MODES = ("kernel", *floor.MODES, *peers.MODES, "sluice", *socksmode.MODES, *polling.MODES)
+MODES = ("kernel", *floor.MODES, floor.UNIT_MODE, *peers.MODES, "sluice", *socksmode.MODES, *polling.MODES)
 FLOOR_GROUPS = ("udp", "tcp_cc", "iperf")  # what a chain of two forwarders can run
+
+
+def kind_of(mode: str) -> str:
+    """What runs for `mode`: itself, or the mode it runs with other arguments (floor-poll and sluice-poll:
+    polling.py; floor-aead-64k: floor.UNIT_MODE)."""
+    return floor.base(polling.base(mode))
 
 
 def start_loadgen_server(runner: h.Runner, loadgen, workdir: Path, topo: netns.Topology) -> h.Proc:
@@ -109,13 +115,12 @@ class ModeRun:
 
     def __init__(self, mode: str, settings: Settings, workdir: Path, loadgen: Path,
                  say: Callable[[str], None] = print, forward: Path | None = None) -> None:
-        # `kind`: what runs (polling.py: floor-poll is floor with other arguments); `mode`: the name
-        # the figures, the logs and the working directory go by.
-        kind = polling.base(mode)
+        # `kind`: what runs (kind()); `mode`: the name the figures, the logs and the working directory go by.
+        kind = kind_of(mode)
         if mode not in MODES or (kind in floor.MODES and forward is None):
             raise ValueError(f"mode {mode!r}: one of {MODES}; the floor modes need forward.c built")
         self.mode, self.kind, self.loadgen, self.say, self.forward = mode, kind, str(loadgen), say, forward
-        self.s = polling.settings(mode, settings)
+        self.s = floor.settings(mode, polling.settings(mode, settings))
         self.workdir = workdir / mode
         self.workdir.mkdir(parents=True, exist_ok=True)
         # The floor modes need what sluice mode has: no forwarding in the relay namespace, no route.

@@ -25,7 +25,7 @@ from targets import PEERS, Target
 
 # Columns beside Sluice without a Sluice / x ratio: the floors, the polling modes, and Sluice through a
 # SOCKS5 server.
-FLOOR_MODES = (*floor.MODES, *polling.MODES, *socksmode.MODES)
+FLOOR_MODES = (*floor.MODES, floor.UNIT_MODE, *polling.MODES, *socksmode.MODES)
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ def floors_missing(m: Metric, figures: dict[str, dict]) -> list[str]:
     judged on that floor."""
     if m.target is None:
         return []
-    return [f for f in (*floor.MODES, *(polling.FLOORS if is_latency(m) else ()))
+    return [f for f in (*floor.MODES, floor.UNIT_MODE, *(polling.FLOORS if is_latency(m) else ()))
             if f != m.target.against and m.target.verdict(m.key, figures.get(f, {}).get(m.key), figures) == "FAIL"]
 
 

@@ -29,8 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import floor
 import hoststeal
 import measure
+import polling
 
 TURN_SECONDS = 5.0  # each turn's iperf3 and rate tests run this long; at most the main pass's
 REPLACED = "replaced_steal_pct"  # samples' key for what the turns run again had lost
@@ -51,8 +53,10 @@ class Pairing:
     cut: Callable[[measure.Settings], measure.Settings] = lambda s: s
 
 
+# floor-aead-64k (floor.UNIT_MODE) takes these turns, and only these: floor-aead moving data in a TUN
+# device's units, the floor of a design that terminates TCP behind one, as Sluice does.
 THROUGHPUT = Pairing(
-    "paired_rounds", "iperf3", ("floor-aead", "sluice"), ("iperf",),
+    "paired_rounds", "iperf3", ("floor-aead", floor.UNIT_MODE, "sluice"), ("iperf",),
     {"tcp1_up_gbps": "tcp1_up_paired_gbps", "tcp1_down_gbps": "tcp1_down_paired_gbps",
      "cpu_up_s_per_gb": "cpu_up_paired_s_per_gb", "cpu_down_s_per_gb": "cpu_down_paired_s_per_gb",
      STEAL: "host_steal_paired_pct"},
@@ -69,6 +73,8 @@ LATENCY = Pairing(
      STEAL: "host_steal_latency_paired_pct"},
     lambda s: dataclasses.replace(s, rate_seconds=min(s.rate_seconds, TURN_SECONDS)))
 PAIRINGS = (THROUGHPUT, LATENCY)
+# The modes that are there for a pairing's turns: where a pairing runs them, the main pass does not.
+ROUNDS_ONLY = (floor.UNIT_MODE, *polling.MODES)
 
 
 def within(pairing: Pairing, modes: list[str], groups: tuple) -> Pairing | None:

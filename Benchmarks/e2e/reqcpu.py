@@ -5,7 +5,7 @@ record), for one or more sluice binaries in turns.
 
     sudo flock /tmp/sluice-e2e.lock python3 Benchmarks/e2e/reqcpu.py [--test udp-rr] [--seconds 8] \\
         [--in-flight 16] [--streams 1] [--rounds 1] [--perf DIR] [--syscalls] [--busy-loops N] \\
-        [--client-arg ARG] [--relay-arg ARG] BIN|floor|floor-aead [BIN …]
+        [--client-arg ARG] [--relay-arg ARG] BIN|floor|floor-aead|floor-aead-64k [BIN …]
 
 A rate says how much got through; when it moves, this says which side paid for it. For each binary
 (SLUICE_BIN) it brings up the bench's sluice mode (measure.py: the same three namespaces, servers and
@@ -19,8 +19,8 @@ CPU per unit much less, which is why this is the figure to compare builds by whe
 With `--perf DIR`, `perf record -g` samples each side meanwhile (DIR/BIN-TEST-SIDE.data); perf's
 sampling costs a few per cent, so figures from such a round are marked.
 
-In place of a binary, `floor` or `floor-aead` measures that floor mode's two forwarders (forward.c,
-floor.py) the same way: what the chain every proxy-style tunnel has costs, beside what Sluice costs.
+In place of a binary, `floor`, `floor-aead` or `floor-aead-64k` measures that floor mode's two
+forwarders (forward.c, floor.py) the same way: what the chain every proxy-style tunnel has costs, beside what Sluice costs.
 With `--syscalls`, `perf stat` counts each side's system calls meanwhile (all of them, and the reads,
 writes, epoll waits and batched datagram calls among them), and /proc its context switches and minor
 page faults, per request or per GB: whether a side pays for more trips into the kernel, or for more
@@ -57,6 +57,7 @@ import measure  # noqa: E402
 from proc import cpu_user_system  # noqa: E402
 
 TESTS = ("udp-rr", "udp-new", "tcp-cc", "iperf-up", "iperf-down")
+FLOORS = (*floor.MODES, floor.UNIT_MODE)  # what may stand in place of a binary
 # What --syscalls counts: every entry, and these among them (a name per tracepoint, read with perf stat).
 # The socket lifecycle calls are what a new connection or association costs a side beyond its data.
 SYSCALLS = ("read", "write", "readv", "writev", "recvfrom", "sendto", "recvmsg", "sendmsg", "recvmmsg", "sendmmsg",
@@ -107,7 +108,7 @@ def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: P
               client_args: list[str] = (), relay_args: list[str] = ()) -> dict:
     """One tunnel up with `binary` (or the floor mode it names), one test, each side's CPU per unit.
     `client_args` and `relay_args` go to `sluice up` and `sluice relay` after the bench's own."""
-    mode = binary if binary in floor.MODES else "sluice"
+    mode = binary if binary in FLOORS else "sluice"
     if mode == "sluice":
         os.environ["SLUICE_BIN"] = binary
     settings = dataclasses.replace(measure.FULL, client_args=list(client_args), relay_args=list(relay_args))
@@ -208,7 +209,7 @@ def syscall_summary(counts: dict[str, float], switches: dict[str, float], faults
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("binaries", nargs="+", help="sluice binaries (or floor, floor-aead), measured in turns")
+    ap.add_argument("binaries", nargs="+", help="sluice binaries (or floor, floor-aead, floor-aead-64k), measured in turns")
     ap.add_argument("--test", choices=TESTS, default="udp-rr",
                     help="loadgen's UDP or new-TCP-connection test, or iperf3 one way (default udp-rr)")
     ap.add_argument("--seconds", type=float, default=8, help="length of each test run (default 8)")
@@ -225,7 +226,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--json", metavar="FILE", help="write every row here")
     args = ap.parse_args(argv)
     for b in args.binaries:
-        if b not in floor.MODES and not os.access(b, os.X_OK):
+        if b not in FLOORS and not os.access(b, os.X_OK):
             ap.error(f"{b} is not an executable file")
     if os.geteuid() != 0:
         bench.say("reqcpu: it makes network namespaces and a TUN device: run it as root")
@@ -237,11 +238,11 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="sluice-reqcpu-") as tmp:
         workdir = Path(tmp)
         loadgen = bench.compile_c(workdir, "loadgen")
-        forward = bench.compile_c(workdir, "forward", ("-lgcrypt",)) if set(args.binaries) & set(floor.MODES) else None
+        forward = bench.compile_c(workdir, "forward", ("-lgcrypt",)) if set(args.binaries) & set(FLOORS) else None
         with contention.busy_loops(args.busy_loops):
             for i in range(args.rounds):
                 for b in args.binaries:
-                    row = one_round(b if b in floor.MODES else str(Path(b).resolve()), args.test, args.seconds,
+                    row = one_round(b if b in FLOORS else str(Path(b).resolve()), args.test, args.seconds,
                                     args.in_flight, workdir / f"{i}-{len(rows)}", loadgen, perf_dir, forward,
                                     args.syscalls, args.streams, args.client_arg, args.relay_arg)
                     rows.append(row)

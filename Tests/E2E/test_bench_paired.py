@@ -27,21 +27,24 @@ ALL_MODES = list(measure.MODES)
 
 
 def test_turns_mirror_each_round():
-    assert paired.order(paired.THROUGHPUT, 1) == ["floor-aead", "sluice"]
-    assert paired.order(paired.THROUGHPUT, 3) == ["floor-aead", "sluice", "sluice", "floor-aead", "floor-aead", "sluice"]
+    assert paired.order(paired.THROUGHPUT, 1) == ["floor-aead", "floor-aead-64k", "sluice"]
+    assert paired.order(paired.THROUGHPUT, 2) == ["floor-aead", "floor-aead-64k", "sluice",
+                                                  "sluice", "floor-aead-64k", "floor-aead"]
     assert paired.order(paired.THROUGHPUT, 0) == []
     assert paired.order(paired.LATENCY, 2) == ["kernel", "floor", "floor-poll", "openvpn", "sluice", "sluice-poll",
                                                "sluice-poll", "sluice", "openvpn", "floor-poll", "floor", "kernel"]
 
 
-def test_the_polling_modes_run_in_the_latency_rounds_only():
-    """floor-poll and sluice-poll (polling.py) take the latency turns and not the main pass; named in a
-    run without paired rounds, they run the main pass as any mode."""
+def test_the_polling_modes_run_in_the_latency_rounds_only_and_the_64k_floor_in_the_throughput_rounds():
+    """floor-poll and sluice-poll (polling.py) take the latency turns, floor-aead-64k (floor.UNIT_MODE) the
+    iperf3 turns, and none of them the main pass; named in a run without paired rounds, they run the main
+    pass as any mode."""
     pairings = [p for p in (paired.within(p, ALL_MODES, measure.GROUPS) for p in paired.PAIRINGS) if p]
     assert {"floor-poll", "sluice-poll"} <= set(pairings[1].modes)
     assert not {"floor-poll", "sluice-poll"} & set(pairings[0].modes)
-    assert bench.main_pass(ALL_MODES, pairings) == [m for m in ALL_MODES if m not in polling.MODES]
-    assert bench.main_pass(["kernel", "sluice-poll"], []) == ["kernel", "sluice-poll"]
+    assert floor.UNIT_MODE in pairings[0].modes and floor.UNIT_MODE not in pairings[1].modes
+    assert bench.main_pass(ALL_MODES, pairings) == [m for m in ALL_MODES if m not in (*polling.MODES, floor.UNIT_MODE)]
+    assert bench.main_pass(["kernel", "sluice-poll", floor.UNIT_MODE], []) == ["kernel", "sluice-poll", floor.UNIT_MODE]
 
 
 def test_a_polling_mode_runs_its_base_mode_with_the_polling_options_in_place_of_the_runs(tmp_path):
@@ -60,8 +63,18 @@ def test_a_polling_mode_runs_its_base_mode_with_the_polling_options_in_place_of_
         measure.ModeRun("floor-poll", s, tmp_path, tmp_path / "loadgen")
 
 
+def test_the_64k_floor_runs_floor_aead_with_forward_c_moving_64_kib_at_most(tmp_path):
+    s = dataclasses.replace(measure.FULL, floor_args=["--nodelay", "off"])
+    unit = measure.ModeRun(floor.UNIT_MODE, s, tmp_path, tmp_path / "loadgen", forward=tmp_path / "forward")
+    assert (unit.kind, unit.target, unit.workdir.name) == ("floor-aead", floor.ADDRESS, floor.UNIT_MODE)
+    assert unit.s.floor_args == ["--nodelay", "off", "--unit", "65536"]
+    assert measure.ModeRun("floor-aead", s, tmp_path, tmp_path / "loadgen", forward=tmp_path / "forward").s.floor_args == \
+        ["--nodelay", "off"], "floor-aead itself keeps the run's arguments"
+
+
 def test_a_pairing_runs_with_sluice_and_another_of_its_modes_and_one_of_its_groups():
-    assert paired.within(paired.THROUGHPUT, ["kernel", "floor-aead", "sluice"], ("udp", "iperf")) == paired.THROUGHPUT
+    assert paired.within(paired.THROUGHPUT, ALL_MODES, ("udp", "iperf")) == paired.THROUGHPUT
+    assert paired.within(paired.THROUGHPUT, ["kernel", "floor-aead", "sluice"], ("iperf",)).modes == ("floor-aead", "sluice")
     assert paired.within(paired.THROUGHPUT, ["kernel", "sluice"], ("iperf",)) is None
     assert paired.within(paired.THROUGHPUT, ["floor-aead", "sluice"], ("udp",)) is None
     # Without OpenVPN the latency turns still set Sluice against the kernel.
@@ -89,6 +102,10 @@ def test_a_latency_turn_runs_only_the_tests_its_targets_compare():
                 assert metrics.BY_KEY[key].target is None and metrics.BY_KEY[paired_key].target is not None, key
 
 
+# The throughput pairing with floor-aead and Sluice only: the turns the stand-ins below hand figures to.
+TWO = paired.within(paired.THROUGHPUT, ["floor-aead", "sluice"], ("iperf",))
+
+
 def test_run_collects_each_turn_and_medians_pick_the_middle(monkeypatch, tmp_path):
     turns = []
     # Sluice's Gbit/s by its turn: one turn hit by other work (1.0) is what the median drops.
@@ -107,13 +124,13 @@ def test_run_collects_each_turn_and_medians_pick_the_middle(monkeypatch, tmp_pat
             return {"figures": {"tcp1_up_gbps": up, "cpu_up_s_per_gb": 2.05}, "errors": errors}
 
     monkeypatch.setattr(measure, "ModeRun", FakeRun)
-    samples, errors = paired.run(paired.THROUGHPUT, 3, measure.FULL, tmp_path, tmp_path / "loadgen", lambda _: None, tmp_path / "forward")
-    assert [t[0] for t in turns] == paired.order(paired.THROUGHPUT, 3)
+    samples, errors = paired.run(TWO, 3, measure.FULL, tmp_path, tmp_path / "loadgen", lambda _: None, tmp_path / "forward")
+    assert [t[0] for t in turns] == paired.order(TWO, 3)
     assert {t[1] for t in turns} == {(1,)} and len({t[2] for t in turns}) == 6, "each turn in a directory of its own"
     assert samples["sluice"]["tcp1_up_gbps"] == [4.0, 1.0, 4.2]
     assert errors == {"paired iperf3 turn 3 (sluice) tcp1_down": "iperf3 exited 1"}
 
-    figures = paired.medians(paired.THROUGHPUT, samples)
+    figures = paired.medians(TWO, samples)
     assert figures["sluice"] == {"tcp1_up_paired_gbps": 4.0, "cpu_up_paired_s_per_gb": 2.05}
     assert figures["floor-aead"]["tcp1_up_paired_gbps"] == 4.4
     rows = {r["key"]: r for r in metrics.compare(figures)}
@@ -138,7 +155,7 @@ def test_a_turn_the_host_took_much_of_runs_once_more_and_the_turn_that_lost_less
             return {"figures": {"tcp1_up_gbps": gbps, "host_steal_pct": steal}, "errors": {}}
 
     monkeypatch.setattr(measure, "ModeRun", FakeRun)
-    samples, errors = paired.run(paired.THROUGHPUT, 2, measure.FULL, tmp_path, tmp_path / "loadgen", lambda _: None, None)
+    samples, errors = paired.run(TWO, 2, measure.FULL, tmp_path, tmp_path / "loadgen", lambda _: None, None)
     assert [t for t in turns] == [("floor-aead", "paired_rounds-1"), ("sluice", "paired_rounds-2"),
                                   ("sluice", "paired_rounds-2-again"), ("sluice", "paired_rounds-3"),
                                   ("sluice", "paired_rounds-3-again"), ("floor-aead", "paired_rounds-4")]
@@ -146,7 +163,7 @@ def test_a_turn_the_host_took_much_of_runs_once_more_and_the_turn_that_lost_less
     assert samples["sluice"]["host_steal_pct"] == [2.0, 30.0]
     assert samples["sluice"][paired.REPLACED] == [36.0, 40.0]
     assert samples["floor-aead"][paired.REPLACED] == []
-    figures = paired.medians(paired.THROUGHPUT, samples)
+    figures = paired.medians(TWO, samples)
     assert figures["sluice"] == {"tcp1_up_paired_gbps": 3.55, "host_steal_paired_pct": 16.0}
     assert errors == {}
 

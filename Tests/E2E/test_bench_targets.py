@@ -13,6 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Benchmarks" / "e2e"))
 
 import chart  # noqa: E402
+import floor  # noqa: E402
 import measure  # noqa: E402
 import metrics  # noqa: E402
 from targets import PEERS, Target  # noqa: E402
@@ -123,6 +124,26 @@ def test_a_target_the_floor_misses_says_so():
     lines = metrics.table(list(rows.values())).splitlines()
     verdicts = [l for l in lines if l.startswith("… median of paired rounds") and "µs" in l]
     assert [("FAIL, floor too" in l, "FAIL" in l) for l in verdicts] == [(False, False), (True, True), (False, True)]
+
+
+def test_a_throughput_target_the_64k_floor_misses_says_so():
+    """floor-aead-64k (floor.UNIT_MODE) is floor-aead moving data in a TUN device's units: a throughput or
+    CPU target set by floor-aead that it misses too is named as a floor's miss."""
+    figures = _run(1.0)
+    # down: 95 % of floor-aead's 4.2 is 3.99; cpu down: 1.05 × 2.6 = 2.73.
+    figures[floor.UNIT_MODE] = {"tcp1_up_paired_gbps": 4.5, "tcp1_down_paired_gbps": 3.5,
+                                "cpu_up_paired_s_per_gb": 2.6, "cpu_down_paired_s_per_gb": 2.9}
+    rows = {r["key"]: r for r in metrics.compare(figures)}
+    assert metrics.verdict_text(rows["tcp1_down_paired_gbps"]) == "FAIL, floor-aead-64k too"
+    assert metrics.verdict_text(rows["cpu_down_paired_s_per_gb"]) == "FAIL, floor-aead-64k too"
+    assert rows["tcp1_up_paired_gbps"]["verdict"] == "pass" and rows["tcp1_up_paired_gbps"]["floors_missing"] == []
+    figures[floor.UNIT_MODE]["tcp1_down_paired_gbps"] = 4.1  # it meets the target that Sluice misses
+    down = next(r for r in metrics.compare(figures) if r["key"] == "tcp1_down_paired_gbps")
+    assert metrics.verdict_text(down) == "FAIL"
+    # Rows it has no figure for do not name it.
+    assert floor.UNIT_MODE not in rows["udp_rr_latency_paired_us"]["floors_missing"]
+    header = metrics.table(list(rows.values())).splitlines()[0].split()
+    assert header.index("floor-aead") < header.index(floor.UNIT_MODE) < header.index("target")
 
 
 def test_a_target_sluice_poll_meets_says_so_and_floor_poll_counts_as_a_floor():
