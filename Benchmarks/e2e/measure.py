@@ -115,7 +115,7 @@ class ModeRun:
 
     def __init__(self, mode: str, settings: Settings, workdir: Path, loadgen: Path,
                  say: Callable[[str], None] = print, forward: Path | None = None) -> None:
-        # `kind`: what runs (kind()); `mode`: the name the figures, the logs and the working directory go by.
+        # `kind`: what runs (kind_of()); `mode`: the name the figures, the logs and the working directory go by.
         kind = kind_of(mode)
         if mode not in MODES or (kind in floor.MODES and forward is None):
             raise ValueError(f"mode {mode!r}: one of {MODES}; the floor modes need forward.c built")

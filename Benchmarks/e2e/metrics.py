@@ -6,7 +6,8 @@ rates and latencies do; CPU and memory of a tunnel's processes do not), and Slui
 a ratio to a figure of the same run, or for memory an absolute bound.
 
 Beside Sluice stand the *floors* (floor, floor-aead: two minimal forwarders in a chain, the most any
-proxy-style tunnel reaches here), with their % of the ceiling, the *polling modes* of the latency rounds
+proxy-style tunnel reaches here; floor-aead-64k of the paired iperf3 rounds: floor-aead in a TUN
+device's 64 KiB units), with their % of the ceiling, the *polling modes* of the latency rounds
 (floor-poll, sluice-poll: the same with their loops polling before they sleep, polling.py), and the
 *peers* (wireguard-go, openvpn: what a user would install instead), with Sluice / peer. Only Sluice gets
 verdicts; a verdict says too which floors miss the same target and whether sluice-poll meets it.
