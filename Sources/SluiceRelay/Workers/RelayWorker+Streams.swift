@@ -90,8 +90,7 @@ extension RelayWorker {
     /// A datagram of `link` to `endpoint` that the policy refuses: DATAGRAM_ERROR back, nothing sent.
     /// Returns false when the datagram may go.
     func refuseDatagram(on link: AssociationLink, to endpoint: SocketEndpoint) -> Bool {
-        guard !settings.destinationPolicy.allows(endpoint.address),
-              let rule = settings.destinationPolicy.refusal(of: endpoint.address) else { return false }
+        guard let rule = settings.destinationPolicy.refusal(of: endpoint.address) else { return false }
         let refusal = PolicyRefusal(destination: "\(endpoint)", rule: rule)
         refusals.note(refusal, client: link.client, udp: true)
         counters.datagramsRefused += 1
