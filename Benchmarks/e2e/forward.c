@@ -58,10 +58,11 @@
  * asleep.
  *
  * --unit BYTES (default and most 262144) caps each read() and write() of plain bytes: the application's
- * socket at A, the server's at B (with --cipher none, every socket's). A TUN device hands a tunnel at most 64 KiB a read and takes at most
- * 64 KiB a write (its tso_max_size, which `ip link` cannot raise), so a tunnel that terminates TCP
- * behind one moves data in units of 64 KiB at the most; bench.py's "floor-aead-64k" runs this chain
- * with --unit 65536 to show what that unit alone costs (Benchmarks/README.md, "The floor modes").
+ * socket at A, the server's at B (with --cipher none, every socket's). A TUN device hands a tunnel at
+ * most 64 KiB a read and takes at most 64 KiB a write (its tso_max_size, which `ip link` cannot raise),
+ * so a tunnel that terminates TCP behind one moves data in units of 64 KiB at the most; bench.py's
+ * "floor-aead-64k" runs this chain with --unit 65536 to show what that unit alone costs
+ * (Benchmarks/README.md, "The 64 KiB floor").
  *
  * --ready FILE is written once every LISTEN socket listens. A record or datagram that fails
  * authentication, or any unexpected error, ends the process with a message: a broken forwarder must

@@ -20,7 +20,8 @@ With `--perf DIR`, `perf record -g` samples each side meanwhile (DIR/BIN-TEST-SI
 sampling costs a few per cent, so figures from such a round are marked.
 
 In place of a binary, `floor`, `floor-aead` or `floor-aead-64k` measures that floor mode's two
-forwarders (forward.c, floor.py) the same way: what the chain every proxy-style tunnel has costs, beside what Sluice costs.
+forwarders (forward.c, floor.py) the same way: what the chain every proxy-style tunnel has costs,
+beside what Sluice costs.
 With `--syscalls`, `perf stat` counts each side's system calls meanwhile (all of them, and the reads,
 writes, epoll waits and batched datagram calls among them), and /proc its context switches and minor
 page faults, per request or per GB: whether a side pays for more trips into the kernel, or for more
