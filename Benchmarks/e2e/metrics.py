@@ -120,11 +120,19 @@ def floors_missing(m: Metric, figures: dict[str, dict]) -> list[str]:
     """The floor modes of this run that miss Sluice's target for `m` themselves: two minimal
     forwarders in a chain, the least any tunnel of this design can do, so a target they miss lies below
     the design, not below Sluice's implementation of it. A target set by a floor's own figure is not
-    judged on that floor."""
+    judged on that floor; one set by another figure of Sluice's (four streams against one) is judged on
+    each floor against that floor's own figure: four of its streams against one of them, not against
+    Sluice's one."""
     if m.target is None:
         return []
-    return [f for f in (*floor.MODES, floor.UNIT_MODE, *(polling.FLOORS if is_latency(m) else ()))
-            if f != m.target.against and m.target.verdict(m.key, figures.get(f, {}).get(m.key), figures) == "FAIL"]
+    missing = []
+    for f in (*floor.MODES, floor.UNIT_MODE, *(polling.FLOORS if is_latency(m) else ())):
+        if f == m.target.against:
+            continue
+        target = dataclasses.replace(m.target, against=f) if m.target.against == "sluice" else m.target
+        if target.verdict(m.key, figures.get(f, {}).get(m.key), figures) == "FAIL":
+            missing.append(f)
+    return missing
 
 
 def is_latency(m: Metric) -> bool:

@@ -146,6 +146,25 @@ def test_a_throughput_target_the_64k_floor_misses_says_so():
     assert header.index("floor-aead") < header.index(floor.UNIT_MODE) < header.index("target")
 
 
+def test_four_streams_judge_each_floor_against_its_own_one_stream():
+    """"Four streams no worse than one" is set by Sluice's own one-stream figure; a floor meets or misses
+    it by its own four streams against its own one, never against Sluice's one: a floor whose one stream
+    is slower than Sluice's would otherwise be named for a miss that is Sluice's alone."""
+    figures = _run(1.0)
+    # Sluice: 3.7 against 0.95 × 4.5 = 4.275, a miss. floor-aead: 4.1 against 0.95 × 4.2 = 3.99, its own
+    # pass, though under Sluice's threshold.
+    figures["sluice"]["tcp1_down_gbps"] = 4.5
+    figures["floor-aead"]["tcp4_down_gbps"] = 4.1
+    down = next(r for r in metrics.compare(figures) if r["key"] == "tcp4_down_gbps")
+    assert (down["verdict"], down["floors_missing"], metrics.verdict_text(down)) == ("FAIL", [], "FAIL")
+    figures["floor-aead"]["tcp4_down_gbps"] = 3.9  # under 95 % of its own 4.2: the floor misses it too
+    down = next(r for r in metrics.compare(figures) if r["key"] == "tcp4_down_gbps")
+    assert down["floors_missing"] == ["floor-aead"] and metrics.verdict_text(down) == "FAIL, floor-aead too"
+    # floor ran no four-stream test, and floor-aead-64k runs only the paired one-stream rounds: no figure,
+    # no verdict, not named.
+    assert "floor" not in down["floors_missing"] and floor.UNIT_MODE not in down["floors_missing"]
+
+
 def test_a_target_sluice_poll_meets_says_so_and_floor_poll_counts_as_a_floor():
     """The latency rounds' polling modes (polling.py): where Sluice misses a target that sluice-poll
     meets, the verdict stays FAIL and says so; floor-poll missing it too is named as floor is."""
