@@ -160,8 +160,8 @@ def test_four_streams_judge_each_floor_against_its_own_one_stream():
     figures["floor-aead"]["tcp4_down_gbps"] = 3.9  # under 95 % of its own 4.2: the floor misses it too
     down = next(r for r in metrics.compare(figures) if r["key"] == "tcp4_down_gbps")
     assert down["floors_missing"] == ["floor-aead"] and metrics.verdict_text(down) == "FAIL, floor-aead too"
-    # floor ran no four-stream test, and floor-aead-64k runs only the paired one-stream rounds: no figure,
-    # no verdict, not named.
+    # A floor without the figure is not named: floor has none in this run, floor-aead-64k never has one
+    # (it runs only the paired one-stream rounds).
     assert "floor" not in down["floors_missing"] and floor.UNIT_MODE not in down["floors_missing"]
 
 
