@@ -39,6 +39,7 @@ MODES = ("floor", "floor-aead")
 # a throughput or CPU target that floor-aead sets, that unit alone misses it.
 UNIT_MODE = "floor-aead-64k"
 UNIT_BYTES = 64 * 1024
+ALL_MODES = (*MODES, UNIT_MODE)  # every floor a run may have: the two chains and the one derived from floor-aead
 CHECK_PORT = 9110  # TCP and UDP: the checks' own servers (not the loadgen server's ports)
 CHECK_BYTES = 16 << 20
 CHECK_SIZES = (0, 1, 64, 1400, 1473, 9000, 60000)  # bytes per datagram: empty, one byte, below and above the MTU

@@ -54,7 +54,7 @@ ECHO_PORT = 9103  # loadgen's TCP echo: hops.py's connect-and-request test
 MSS = 1448  # bytes per segment on a 1500-byte path, to put iperf3's retransmits in proportion
 SERVER = netns.SERVER_V4
 GROUPS = ("udp", "idle_flows", "tcp_cc", "iperf")  # the order they run in; see the module comment
-MODES = ("kernel", *floor.MODES, floor.UNIT_MODE, *peers.MODES, "sluice", *socksmode.MODES, *polling.MODES)
+MODES = ("kernel", *floor.ALL_MODES, *peers.MODES, "sluice", *socksmode.MODES, *polling.MODES)
 FLOOR_GROUPS = ("udp", "tcp_cc", "iperf")  # what a chain of two forwarders can run
 
 

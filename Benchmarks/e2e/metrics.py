@@ -26,7 +26,7 @@ from targets import PEERS, Target
 
 # Columns beside Sluice without a Sluice / x ratio: the floors, the polling modes, and Sluice through a
 # SOCKS5 server.
-FLOOR_MODES = (*floor.MODES, floor.UNIT_MODE, *polling.MODES, *socksmode.MODES)
+FLOOR_MODES = (*floor.ALL_MODES, *polling.MODES, *socksmode.MODES)
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def floors_missing(m: Metric, figures: dict[str, dict]) -> list[str]:
     if m.target is None:
         return []
     missing = []
-    for f in (*floor.MODES, floor.UNIT_MODE, *(polling.FLOORS if is_latency(m) else ())):
+    for f in (*floor.ALL_MODES, *(polling.FLOORS if is_latency(m) else ())):
         if f == m.target.against:
             continue
         target = dataclasses.replace(m.target, against=f) if m.target.against == "sluice" else m.target

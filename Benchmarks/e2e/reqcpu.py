@@ -58,7 +58,6 @@ import measure  # noqa: E402
 from proc import cpu_user_system  # noqa: E402
 
 TESTS = ("udp-rr", "udp-new", "tcp-cc", "iperf-up", "iperf-down")
-FLOORS = (*floor.MODES, floor.UNIT_MODE)  # what may stand in place of a binary
 # What --syscalls counts: every entry, and these among them (a name per tracepoint, read with perf stat).
 # The socket lifecycle calls are what a new connection or association costs a side beyond its data.
 SYSCALLS = ("read", "write", "readv", "writev", "recvfrom", "sendto", "recvmsg", "sendmsg", "recvmmsg", "sendmmsg",
@@ -109,7 +108,7 @@ def one_round(binary: str, test: str, seconds: float, in_flight: int, workdir: P
               client_args: list[str] = (), relay_args: list[str] = ()) -> dict:
     """One tunnel up with `binary` (or the floor mode it names), one test, each side's CPU per unit.
     `client_args` and `relay_args` go to `sluice up` and `sluice relay` after the bench's own."""
-    mode = binary if binary in FLOORS else "sluice"
+    mode = binary if binary in floor.ALL_MODES else "sluice"
     if mode == "sluice":
         os.environ["SLUICE_BIN"] = binary
     settings = dataclasses.replace(measure.FULL, client_args=list(client_args), relay_args=list(relay_args))
@@ -227,7 +226,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--json", metavar="FILE", help="write every row here")
     args = ap.parse_args(argv)
     for b in args.binaries:
-        if b not in FLOORS and not os.access(b, os.X_OK):
+        if b not in floor.ALL_MODES and not os.access(b, os.X_OK):
             ap.error(f"{b} is not an executable file")
     if os.geteuid() != 0:
         bench.say("reqcpu: it makes network namespaces and a TUN device: run it as root")
@@ -239,11 +238,12 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="sluice-reqcpu-") as tmp:
         workdir = Path(tmp)
         loadgen = bench.compile_c(workdir, "loadgen")
-        forward = bench.compile_c(workdir, "forward", ("-lgcrypt",)) if set(args.binaries) & set(FLOORS) else None
+        wants_forward = bool(set(args.binaries) & set(floor.ALL_MODES))
+        forward = bench.compile_c(workdir, "forward", ("-lgcrypt",)) if wants_forward else None
         with contention.busy_loops(args.busy_loops):
             for i in range(args.rounds):
                 for b in args.binaries:
-                    row = one_round(b if b in FLOORS else str(Path(b).resolve()), args.test, args.seconds,
+                    row = one_round(b if b in floor.ALL_MODES else str(Path(b).resolve()), args.test, args.seconds,
                                     args.in_flight, workdir / f"{i}-{len(rows)}", loadgen, perf_dir, forward,
                                     args.syscalls, args.streams, args.client_arg, args.relay_arg)
                     rows.append(row)
