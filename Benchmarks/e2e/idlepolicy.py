@@ -3,8 +3,10 @@
 A tunnel's ends sleep in epoll_wait between packets, and the packet that wakes one waits for its CPU to
 leave idle. On a KVM guest with the haltpoll cpuidle driver an idle vCPU first polls, for up to
 guest_halt_poll_ns (the driver's default 200,000, grown and shrunk by its governor), and only then
-halts; a halted vCPU is woken by an interrupt through the hypervisor. This machine class's image sets
-guest_halt_poll_ns to 0, so every idle vCPU halts at once. One request in flight through Sluice wakes
+halts; a halted vCPU is woken by an interrupt through the hypervisor. Where no cpuidle driver is
+registered (sysfs says "none"), the kernel's own idle loop halts at once, and guest_halt_poll_ns, still
+in sysfs where the haltpoll driver is built in, changes nothing: whether the hypervisor polls for the
+halted vCPU is the host's setting, which a guest cannot read. One request in flight through Sluice wakes
 each of its ends twice where kernel forwarding wakes neither, so the one-in-flight latencies of
 `make bench` depend on this setting more than on anything in the tunnel (Benchmarks/README.md, "Idle CPUs").
 
@@ -21,6 +23,8 @@ from typing import Iterator
 SYS = Path("/sys")
 CPUIDLE = "devices/system/cpu/cpuidle"
 HALT_POLL = "module/haltpoll/parameters/guest_halt_poll_ns"
+HALTPOLL = "haltpoll"  # the one cpuidle driver that reads guest_halt_poll_ns
+NO_DRIVER = "none"  # what current_driver says where no cpuidle driver is registered
 
 
 def _text(path: Path) -> str | None:
@@ -35,17 +39,18 @@ def read(root: Path = SYS) -> dict:
     (None elsewhere: bare metal, other hypervisors)."""
     governor = _text(root / CPUIDLE / "current_governor_ro") or _text(root / CPUIDLE / "current_governor")
     poll = _text(root / HALT_POLL)
-    return {"driver": _text(root / CPUIDLE / "current_driver"), "governor": governor,
+    driver = _text(root / CPUIDLE / "current_driver")
+    return {"driver": None if driver == NO_DRIVER else driver, "governor": governor,
             "guest_halt_poll_ns": int(poll) if poll is not None and poll.isdigit() else None}
 
 
 def describe(policy: dict) -> str:
     """One line for a report's header."""
     if not policy.get("driver"):
-        return "idle CPUs: no cpuidle driver (the kernel's own idle loop)"
+        return "idle CPUs: no cpuidle driver: the kernel's own idle loop halts an idle CPU at once"
     line = f"idle CPUs: cpuidle driver {policy['driver']}, governor {policy.get('governor') or 'unknown'}"
     ns = policy.get("guest_halt_poll_ns")
-    if ns is None:
+    if ns is None or policy["driver"] != HALTPOLL:
         return line
     if ns == 0:
         return line + "; guest halt polling off (guest_halt_poll_ns 0): an idle vCPU halts at once"
@@ -60,6 +65,10 @@ def guest_halt_polling(ns: int, root: Path = SYS) -> Iterator[int]:
     found = _text(path)
     if found is None or not found.isdigit():
         raise RuntimeError(f"{path} is not here: the haltpoll cpuidle driver (KVM guests) is not loaded")
+    driver = read(root)["driver"]
+    if driver != HALTPOLL:
+        raise RuntimeError(f"the haltpoll cpuidle driver is not in use here (cpuidle driver: {driver or 'none'}), "
+                           f"so guest_halt_poll_ns would change nothing")
     path.write_text(f"{ns}\n")
     try:
         yield int(found)

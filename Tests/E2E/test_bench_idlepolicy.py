@@ -45,6 +45,19 @@ def test_bare_metal_and_no_driver(tmp_path):
     assert none["driver"] is None and idlepolicy.describe(none).startswith("idle CPUs: no cpuidle driver")
 
 
+def test_a_guest_without_a_cpuidle_driver_does_not_poll_whatever_the_parameter_says(tmp_path):
+    # A Firecracker guest: haltpoll built in, so its parameter is in sysfs, but no driver registered.
+    policy = idlepolicy.read(sysfs(tmp_path, driver="none", governor="menu", poll="200000"))
+    assert policy == {"driver": None, "governor": "menu", "guest_halt_poll_ns": 200000}
+    line = idlepolicy.describe(policy)
+    assert line.startswith("idle CPUs: no cpuidle driver") and "poll" not in line
+
+
+def test_a_driver_other_than_haltpoll_is_named_without_the_parameter(tmp_path):
+    policy = idlepolicy.read(sysfs(tmp_path, driver="acpi_idle", governor="menu", poll="200000"))
+    assert idlepolicy.describe(policy) == "idle CPUs: cpuidle driver acpi_idle, governor menu"
+
+
 def test_halt_polling_is_set_for_the_block_and_put_back_also_when_it_raises(tmp_path):
     root = sysfs(tmp_path)
     param = root / idlepolicy.HALT_POLL
@@ -63,6 +76,14 @@ def test_halt_polling_without_the_driver_says_so(tmp_path):
     with pytest.raises(RuntimeError, match="haltpoll cpuidle driver"):
         with idlepolicy.guest_halt_polling(200000, sysfs(tmp_path, poll=None)):
             pass
+
+
+def test_halt_polling_is_refused_where_the_driver_would_not_read_it(tmp_path):
+    root = sysfs(tmp_path, driver="none", governor="menu", poll="200000")
+    with pytest.raises(RuntimeError, match="not in use here .cpuidle driver: none.*change nothing"):
+        with idlepolicy.guest_halt_polling(0, root):
+            pass
+    assert (root / idlepolicy.HALT_POLL).read_text().strip() == "200000"
 
 
 def test_hops_refuses_a_negative_setting():
